@@ -1,0 +1,127 @@
+/**
+ * The service client's error vocabulary: every non-2xx response, timeout and
+ * network failure becomes one of these. They carry what the response said
+ * (status, errorCode, message, diagnosticCode) and which call failed, and
+ * nothing else: never a header, never the token.
+ */
+import type { ServiceEndpoint } from '../../workflows/policy/endpoints.js';
+import type { FailureType } from '../../workflows/policy/failure-types.js';
+
+export interface ServiceErrorDetails {
+  endpoint: ServiceEndpoint;
+  method: string;
+  /** The request path, e.g. /import/v1/job/42/data (no host, no query secrets). */
+  path: string;
+  status?: number;
+  errorCode?: string;
+  diagnosticCode?: string;
+  /** What the service said, trimmed; or what went wrong on our side. */
+  serviceMessage?: string;
+  /** For Unauthorized: the token changed since this request was sent, so a retry is a changed request. */
+  tokenRotated?: boolean;
+}
+
+export abstract class ServiceError extends Error {
+  abstract readonly type: FailureType;
+  readonly endpoint: ServiceEndpoint;
+  readonly method: string;
+  readonly path: string;
+  readonly status?: number;
+  readonly errorCode?: string;
+  readonly diagnosticCode?: string;
+  readonly serviceMessage?: string;
+
+  constructor(summary: string, details: ServiceErrorDetails) {
+    super(ServiceError.describe(summary, details));
+    this.endpoint = details.endpoint;
+    this.method = details.method;
+    this.path = details.path;
+    this.status = details.status;
+    this.errorCode = details.errorCode;
+    this.diagnosticCode = details.diagnosticCode;
+    this.serviceMessage = details.serviceMessage;
+  }
+
+  private static describe(summary: string, d: ServiceErrorDetails): string {
+    const parts = [`${d.method} ${d.path}: ${summary}`];
+    if (d.status !== undefined) parts.push(`HTTP ${d.status}`);
+    if (d.errorCode) parts.push(`errorCode ${d.errorCode}`);
+    if (d.serviceMessage) parts.push(`service said: ${d.serviceMessage}`);
+    if (d.diagnosticCode) parts.push(`diagnosticCode ${d.diagnosticCode}`);
+    return parts.join('; ');
+  }
+
+  /** A plain, secret-free object for logs and failure details. */
+  toJSON(): Record<string, unknown> {
+    return {
+      type: this.type,
+      message: this.message,
+      endpoint: this.endpoint,
+      method: this.method,
+      path: this.path,
+      status: this.status,
+      errorCode: this.errorCode,
+      diagnosticCode: this.diagnosticCode,
+    };
+  }
+}
+
+export class Unauthorized extends ServiceError {
+  readonly type = 'Unauthorized' as const;
+  readonly tokenRotated: boolean;
+  constructor(details: ServiceErrorDetails) {
+    super('the token is missing, invalid or expired', details);
+    this.tokenRotated = details.tokenRotated ?? false;
+  }
+}
+
+export class Forbidden extends ServiceError {
+  readonly type = 'Forbidden' as const;
+  readonly permission: string;
+  constructor(details: ServiceErrorDetails & { permission: string }) {
+    super(`the token lacks the "${details.permission}" permission`, details);
+    this.permission = details.permission;
+  }
+}
+
+export class NotFound extends ServiceError {
+  readonly type = 'NotFound' as const;
+  constructor(details: ServiceErrorDetails) {
+    super('not found', details);
+  }
+}
+
+export class BadRequest extends ServiceError {
+  readonly type = 'BadRequest' as const;
+  constructor(details: ServiceErrorDetails) {
+    super('the service rejected the request', details);
+  }
+}
+
+export class RateLimited extends ServiceError {
+  readonly type = 'RateLimited' as const;
+  constructor(details: ServiceErrorDetails) {
+    super('rate limited', details);
+  }
+}
+
+export class ServerError extends ServiceError {
+  readonly type = 'ServerError' as const;
+  constructor(details: ServiceErrorDetails) {
+    super('the service failed', details);
+  }
+}
+
+export class Timeout extends ServiceError {
+  readonly type = 'Timeout' as const;
+  constructor(details: ServiceErrorDetails) {
+    super('timed out', details);
+  }
+}
+
+export class Network extends ServiceError {
+  readonly type = 'Network' as const;
+  constructor(details: ServiceErrorDetails) {
+    super('network failure', details);
+  }
+}

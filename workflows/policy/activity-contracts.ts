@@ -1,0 +1,144 @@
+/**
+ * What each activity takes and returns: the contract between workflows (which
+ * decide) and activities (which act). Types only, so workflow code can import
+ * them without pulling any I/O into the sandbox. Nothing here carries a secret.
+ */
+import type { ApiCallCounts } from './endpoints.js';
+import type { EntityType, FieldMapping, FieldMappingSet, ListAction, MappingObjectType } from './import-input.js';
+
+/** Every activity that calls the service says whose budget it spends. */
+export interface BudgetScope {
+  tenant: string;
+}
+
+export interface InspectSourceInput {
+  bucket: string;
+  key: string;
+  /** The labels that must appear in the header row (the mappings' sourceFieldLabels). */
+  mappings?: FieldMapping[];
+}
+
+export interface InspectSourceResult {
+  sizeBytes: number;
+  etag: string;
+  versionId?: string;
+  contentType?: string;
+  header: string[];
+  /** Header columns no mapping covers, and similar non-fatal findings. */
+  warnings: string[];
+}
+
+export interface ApplyFieldMappingsInput extends BudgetScope {
+  set: FieldMappingSet;
+}
+
+export interface ApplyFieldMappingsResult {
+  /** True when the service's set differed and was replaced. */
+  changed: boolean;
+  apiCalls: ApiCallCounts;
+}
+
+export interface CreateImportJobInput extends BudgetScope {
+  /** Derived from the workflow id (not the run id): finds the job a reset run already created. */
+  jobKey: string;
+  dataImportName: string;
+  entityType: EntityType;
+  importSource?: string;
+  activityTypeId?: number;
+  /** Jobs created before this instant cannot be ours; bounds the search (ISO). */
+  notBefore: string;
+}
+
+export interface CreateImportJobResult {
+  jobId: number;
+  /** True when the job already existed (a lost response or a reset). */
+  reused: boolean;
+  state: string;
+  apiCalls: ApiCallCounts;
+}
+
+export interface UploadDataInput extends BudgetScope {
+  jobId: number;
+  bucket: string;
+  key: string;
+  /** The ETag seen at preflight: the read is pinned to it (If-Match). */
+  etag: string;
+  sizeBytes: number;
+  listAction: ListAction;
+}
+
+export interface UploadDataResult {
+  bytesSent: number;
+  /** True when the service had already accepted data, so nothing was sent. */
+  skipped: boolean;
+  state: string;
+  apiCalls: ApiCallCounts;
+}
+
+/** Heartbeat details of uploadData. */
+export interface UploadProgress {
+  bytesSent: number;
+  totalBytes: number;
+}
+
+export interface AwaitJobCompletionInput extends BudgetScope {
+  jobId: number;
+  /** Overall limit on waiting, from the first poll (ms). */
+  timeoutMs: number;
+  /** Where to start in the poll schedule, when resuming after a budget wait. */
+  startPollIndex?: number;
+  /** ISO instant the wait began; the timeout counts from it across budget waits. */
+  waitingSince?: string;
+}
+
+export interface AwaitJobCompletionResult {
+  state: 'completed';
+  polls: number;
+  apiCalls: ApiCallCounts;
+}
+
+/** Heartbeat details of awaitJobCompletion. */
+export interface PollProgress {
+  pollIndex: number;
+  lastState: string;
+  waitingSince: string;
+}
+
+export interface BudgetUsageInput {
+  tenant: string;
+}
+
+export interface EndpointUsage {
+  used: number;
+  limit: number;
+  remaining: number;
+  /** ISO instant the window resets. */
+  resetsAt: string;
+  /** Set when the service said 429 before the ledger's count ran out (ISO). */
+  exhaustedUntil?: string;
+}
+
+export type BudgetUsage = Record<string, EndpointUsage>;
+
+export interface ListFeedObjectsInput {
+  bucket: string;
+  prefix: string;
+  /** A regular expression source that object keys (after the prefix) must match. */
+  pattern?: string;
+  continuationToken?: string;
+  maxKeys: number;
+}
+
+export interface FeedObject {
+  key: string;
+  etag: string;
+  sizeBytes: number;
+  lastModified: string;
+}
+
+export interface ListFeedObjectsResult {
+  objects: FeedObject[];
+  nextContinuationToken?: string;
+}
+
+export type { EntityType, MappingObjectType };

@@ -1,0 +1,100 @@
+/**
+ * The one error vocabulary. The service client throws errors with these names;
+ * activities turn them into ApplicationFailures whose `type` is the same name;
+ * workflows and retry policies match on these strings.
+ */
+export const ServiceFailure = {
+  Unauthorized: 'Unauthorized',
+  Forbidden: 'Forbidden',
+  NotFound: 'NotFound',
+  BadRequest: 'BadRequest',
+  RateLimited: 'RateLimited',
+  ServerError: 'ServerError',
+  Timeout: 'Timeout',
+  Network: 'Network',
+} as const;
+
+export const PipelineFailure = {
+  InvalidInput: 'InvalidInput',
+  SourceNotFound: 'SourceNotFound',
+  FileTooLarge: 'FileTooLarge',
+  EmptyFile: 'EmptyFile',
+  InvalidCsvHeader: 'InvalidCsvHeader',
+  MappingMismatch: 'MappingMismatch',
+  MappingNotApplied: 'MappingNotApplied',
+  SourceChanged: 'SourceChanged',
+  UploadStalled: 'UploadStalled',
+  JobFailed: 'JobFailed',
+  JobTimedOut: 'JobTimedOut',
+  /** A daily budget is spent: the workflow waits for the window to reset. */
+  BudgetExhausted: 'BudgetExhausted',
+  /** The service answered 429 for a daily limit before our ledger did. */
+  DailyLimitReached: 'DailyLimitReached',
+} as const;
+
+export type FailureType =
+  | (typeof ServiceFailure)[keyof typeof ServiceFailure]
+  | (typeof PipelineFailure)[keyof typeof PipelineFailure];
+
+/**
+ * Never retried by Temporal: the spec forbids retrying 400/401/403/404
+ * unchanged, and the file and mapping errors do not heal by themselves.
+ * BudgetExhausted is handled by the workflow (a durable wait), not by retries.
+ */
+export const NON_RETRYABLE_FAILURES: readonly FailureType[] = [
+  'InvalidInput',
+  'Unauthorized',
+  'Forbidden',
+  'NotFound',
+  'BadRequest',
+  'SourceNotFound',
+  'FileTooLarge',
+  'EmptyFile',
+  'InvalidCsvHeader',
+  'MappingMismatch',
+  'MappingNotApplied',
+  'SourceChanged',
+  'JobFailed',
+  'JobTimedOut',
+  'BudgetExhausted',
+  'DailyLimitReached',
+];
+
+/**
+ * Failures an operator can fix outside the workflow (a new token, a permission,
+ * a corrected file or mapping source). With `onFailure: 'await-retry'` the
+ * workflow waits for a `retry` signal on these instead of failing.
+ */
+export const OPERATOR_FIXABLE_FAILURES: readonly FailureType[] = [
+  'Unauthorized',
+  'Forbidden',
+  'NotFound',
+  'BadRequest',
+  'SourceNotFound',
+  'FileTooLarge',
+  'EmptyFile',
+  'InvalidCsvHeader',
+  'MappingMismatch',
+  'MappingNotApplied',
+  'SourceChanged',
+];
+
+/** Failures that mean "a daily window is spent": wait for its reset, never fail. */
+export const BUDGET_WAIT_FAILURES: readonly FailureType[] = ['BudgetExhausted', 'DailyLimitReached'];
+
+/**
+ * 429 codes of the spec that clear by themselves within seconds (concurrency
+ * limits); every other 429 on an import path is a spent daily window.
+ */
+export const TRANSIENT_RATE_LIMIT_CODES = ['429-100', '429-102'] as const;
+
+export function isTransientRateLimit(errorCode: string | undefined): boolean {
+  return errorCode !== undefined && (TRANSIENT_RATE_LIMIT_CODES as readonly string[]).includes(errorCode);
+}
+
+/** Details carried by a BudgetExhausted / DailyLimitReached failure. */
+export interface BudgetWaitDetails {
+  endpoint: string;
+  /** ISO timestamp when the window resets. */
+  resetsAt: string;
+}

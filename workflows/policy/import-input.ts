@@ -1,0 +1,172 @@
+/**
+ * The importFile workflow's input, and its validation. Pure code: it runs in
+ * the workflow sandbox and in the CLI, so both reject the same inputs with the
+ * same words. The input never carries a secret: anyone with Temporal UI access
+ * can read it.
+ */
+export const ENTITY_TYPES = ['Account', 'Opportunity', 'Person', 'Activity'] as const;
+export type EntityType = (typeof ENTITY_TYPES)[number];
+
+/** `replace` (the service's own default) and `delete` remove list members. */
+export const LIST_ACTIONS = ['replace', 'insert', 'delete', 'noop'] as const;
+export type ListAction = (typeof LIST_ACTIONS)[number];
+export const DESTRUCTIVE_LIST_ACTIONS: readonly ListAction[] = ['replace', 'delete'];
+/**
+ * Sent when the input names none, so that the service's destructive default
+ * (`replace`) never applies by accident.
+ */
+export const DEFAULT_LIST_ACTION: ListAction = 'noop';
+
+export const MAPPING_OBJECT_TYPES = ['account', 'person'] as const;
+export type MappingObjectType = (typeof MAPPING_OBJECT_TYPES)[number];
+
+export const ON_FAILURE_MODES = ['fail', 'await-retry'] as const;
+export type OnFailureMode = (typeof ON_FAILURE_MODES)[number];
+
+export interface FieldMapping {
+  sourceFieldLabel: string;
+  serviceFieldName: string;
+  dataType: string;
+}
+
+export interface FieldMappingSet {
+  /** The custom source's int64 id, as a decimal string (JSON numbers lose int64 precision). */
+  sourceId: string;
+  objectType: MappingObjectType;
+  mappings: FieldMapping[];
+}
+
+export interface S3ObjectRef {
+  bucket: string;
+  key: string;
+}
+
+export interface ImportFileInput {
+  source: S3ObjectRef;
+  dataImportName: string;
+  entityType: EntityType;
+  /** The create-job `source` field; the service's default is `CSV`. */
+  importSource?: string;
+  /** Required when entityType is `Activity`. */
+  activityTypeId?: number;
+  listAction?: ListAction;
+  fieldMappings?: FieldMappingSet;
+  /** Whose daily budget the calls count against; defaults to the worker's tenant. */
+  tenant?: string;
+  onFailure?: OnFailureMode;
+  /** How long `await-retry` waits for a retry/abandon signal; default 7 days. */
+  awaitRetryTimeoutMs?: number;
+  /** Overall limit on waiting for the job to finish; default 24 hours. */
+  jobTimeoutMs?: number;
+}
+
+export const TENANT_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
+const INT64_PATTERN = /^[0-9]{1,19}$/;
+const MAX_NAME_LENGTH = 200;
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function nonEmptyString(v: unknown): v is string {
+  return typeof v === 'string' && v.trim().length > 0;
+}
+
+function oneOf<T extends string>(allowed: readonly T[], v: unknown): v is T {
+  return typeof v === 'string' && (allowed as readonly string[]).includes(v);
+}
+
+function positiveMs(v: unknown): boolean {
+  return typeof v === 'number' && Number.isInteger(v) && v > 0;
+}
+
+/** Problems with a field-mapping set, each naming the field and what is expected. */
+export function fieldMappingProblems(set: unknown, at = 'fieldMappings'): string[] {
+  if (!isObject(set)) return [`${at} must be an object { sourceId, objectType, mappings }`];
+  const problems: string[] = [];
+  const sourceId = typeof set.sourceId === 'number' ? String(set.sourceId) : set.sourceId;
+  if (typeof sourceId !== 'string' || !INT64_PATTERN.test(sourceId)) {
+    problems.push(
+      `${at}.sourceId must be the custom source's int64 id as a decimal string, got ${JSON.stringify(set.sourceId)}`,
+    );
+  }
+  if (!oneOf(MAPPING_OBJECT_TYPES, set.objectType)) {
+    problems.push(
+      `${at}.objectType must be one of ${MAPPING_OBJECT_TYPES.join(', ')}, got ${JSON.stringify(set.objectType)}`,
+    );
+  }
+  if (!Array.isArray(set.mappings) || set.mappings.length === 0) {
+    problems.push(`${at}.mappings must be a non-empty array of { sourceFieldLabel, serviceFieldName, dataType }`);
+    return problems;
+  }
+  const labels = new Set<string>();
+  set.mappings.forEach((m: unknown, i: number) => {
+    const where = `${at}.mappings[${i}]`;
+    if (!isObject(m)) {
+      problems.push(`${where} must be an object { sourceFieldLabel, serviceFieldName, dataType }`);
+      return;
+    }
+    for (const field of ['sourceFieldLabel', 'serviceFieldName', 'dataType'] as const) {
+      if (!nonEmptyString(m[field])) problems.push(`${where}.${field} must be a non-empty string`);
+    }
+    if (typeof m.sourceFieldLabel === 'string') {
+      if (labels.has(m.sourceFieldLabel))
+        problems.push(`${where}.sourceFieldLabel "${m.sourceFieldLabel}" is mapped twice`);
+      labels.add(m.sourceFieldLabel);
+    }
+  });
+  return problems;
+}
+
+/** Every problem with an importFile input; empty when it is valid. */
+export function importInputProblems(input: unknown): string[] {
+  if (!isObject(input)) return ['input must be a JSON object'];
+  const problems: string[] = [];
+  const source = input.source;
+  if (!isObject(source) || !nonEmptyString(source.bucket) || !nonEmptyString(source.key)) {
+    problems.push('source must be { bucket, key } with non-empty strings');
+  }
+  if (!nonEmptyString(input.dataImportName)) {
+    problems.push('dataImportName must be a non-empty string');
+  } else if (input.dataImportName.length > MAX_NAME_LENGTH) {
+    problems.push(`dataImportName must be at most ${MAX_NAME_LENGTH} characters`);
+  }
+  if (!oneOf(ENTITY_TYPES, input.entityType)) {
+    problems.push(`entityType must be one of ${ENTITY_TYPES.join(', ')}, got ${JSON.stringify(input.entityType)}`);
+  }
+  if (input.importSource !== undefined && !nonEmptyString(input.importSource)) {
+    problems.push('importSource, when given, must be a non-empty string (the service default is CSV)');
+  }
+  if (input.activityTypeId !== undefined) {
+    const id = input.activityTypeId;
+    if (typeof id !== 'number' || !Number.isInteger(id) || id <= 0 || id > 2147483647) {
+      problems.push('activityTypeId must be a positive int32');
+    }
+  }
+  if (input.entityType === 'Activity' && input.activityTypeId === undefined) {
+    problems.push('activityTypeId is required when entityType is Activity');
+  }
+  if (input.listAction !== undefined && !oneOf(LIST_ACTIONS, input.listAction)) {
+    problems.push(`listAction must be one of ${LIST_ACTIONS.join(', ')}, got ${JSON.stringify(input.listAction)}`);
+  }
+  if (input.fieldMappings !== undefined) problems.push(...fieldMappingProblems(input.fieldMappings));
+  if (input.tenant !== undefined && (typeof input.tenant !== 'string' || !TENANT_PATTERN.test(input.tenant))) {
+    problems.push('tenant must be 1-64 characters of letters, digits, ".", "_" or "-"');
+  }
+  if (input.onFailure !== undefined && !oneOf(ON_FAILURE_MODES, input.onFailure)) {
+    problems.push(`onFailure must be one of ${ON_FAILURE_MODES.join(', ')}`);
+  }
+  if (input.awaitRetryTimeoutMs !== undefined && !positiveMs(input.awaitRetryTimeoutMs)) {
+    problems.push('awaitRetryTimeoutMs must be a positive whole number of milliseconds');
+  }
+  if (input.jobTimeoutMs !== undefined && !positiveMs(input.jobTimeoutMs)) {
+    problems.push('jobTimeoutMs must be a positive whole number of milliseconds');
+  }
+  return problems;
+}
+
+/** The input with int64 ids normalised to strings; call after importInputProblems() is empty. */
+export function normaliseImportInput(input: ImportFileInput): ImportFileInput {
+  if (!input.fieldMappings) return input;
+  return { ...input, fieldMappings: { ...input.fieldMappings, sourceId: String(input.fieldMappings.sourceId) } };
+}
