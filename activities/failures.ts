@@ -1,0 +1,47 @@
+/**
+ * Turns what an activity caught into the ApplicationFailure that workflows and
+ * retry policies match on. The `type` is the error vocabulary's name; whether
+ * Temporal retries it follows the spec (never 400/401/403/404 unchanged).
+ * No original error is attached as a cause: only our own secret-free fields travel.
+ */
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import {
+  type BudgetWaitDetails,
+  type FailureType,
+  isTransientRateLimit,
+  NON_RETRYABLE_FAILURES,
+} from '../workflows/policy/failure-types.js';
+import { ServiceError, Unauthorized } from './service/errors.js';
+
+export function failure(type: FailureType, message: string, details?: unknown): ApplicationFailure {
+  return ApplicationFailure.create({
+    type,
+    message,
+    nonRetryable: NON_RETRYABLE_FAILURES.includes(type),
+    details: details === undefined ? undefined : [details],
+  });
+}
+
+export function budgetWaitFailure(
+  type: 'BudgetExhausted' | 'DailyLimitReached',
+  message: string,
+  details: BudgetWaitDetails,
+): ApplicationFailure {
+  return failure(type, `${message}; waiting until ${details.resetsAt}`, details);
+}
+
+function isAbort(err: unknown): boolean {
+  return err instanceof Error && (err.name === 'AbortError' || err instanceof CancelledFailure);
+}
+
+export function toApplicationFailure(err: unknown): unknown {
+  if (err instanceof ApplicationFailure || isAbort(err)) return err;
+  if (err instanceof ServiceError) {
+    // A 401 after the token rotated is a changed request, so it may be retried.
+    const retryableAuth = err instanceof Unauthorized && err.tokenRotated;
+    const transient429 = err.type === 'RateLimited' && isTransientRateLimit(err.errorCode);
+    const nonRetryable = !retryableAuth && !transient429 && NON_RETRYABLE_FAILURES.includes(err.type);
+    return ApplicationFailure.create({ type: err.type, message: err.message, nonRetryable, details: [err.toJSON()] });
+  }
+  return err;
+}
