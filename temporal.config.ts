@@ -78,6 +78,9 @@ export interface FeedConfig {
   schedule: FeedSchedule;
 }
 
+export const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
 export interface Config {
   temporal: {
     /** Connection options by the SDK's conventions (TEMPORAL_ADDRESS, TLS, API key, profiles). */
@@ -107,6 +110,7 @@ export interface Config {
     metricsPort: number;
     /** A prebuilt workflow bundle (npm run build:workflows); absent: bundle from source. */
     workflowBundlePath?: string;
+    logLevel: LogLevel;
   };
   feeds: FeedConfig[];
 }
@@ -142,6 +146,7 @@ export const CONFIG_VARIABLES = {
   WORKER_MAX_CONCURRENT_ACTIVITIES: 'Short activities (status, create, mappings) one worker runs at once. Default 50',
   WORKER_METRICS_PORT: 'Port of the Prometheus /metrics endpoint; 0 turns it off. Default 9464',
   WORKFLOW_BUNDLE_PATH: 'Prebuilt workflow bundle (npm run build:workflows); unset: bundle from source at start',
+  LOG_LEVEL: 'TRACE, DEBUG, INFO, WARN or ERROR. Default INFO. Logs are JSON lines when stderr is not a terminal',
   IMPORT_FEEDS_FILE: 'JSON file listing the nightly feeds (see README). Default: no feeds',
 } as const;
 
@@ -447,6 +452,12 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
       maxConcurrentActivities: r.int('WORKER_MAX_CONCURRENT_ACTIVITIES', 50, 1, 1000),
       metricsPort: r.int('WORKER_METRICS_PORT', 9464, 0, 65535),
       workflowBundlePath: r.raw('WORKFLOW_BUNDLE_PATH'),
+      logLevel: r.string(
+        'LOG_LEVEL',
+        'INFO',
+        /^(TRACE|DEBUG|INFO|WARN|ERROR)$/,
+        'one of TRACE, DEBUG, INFO, WARN, ERROR',
+      ) as LogLevel,
     },
     feeds: readFeeds(r),
   };
