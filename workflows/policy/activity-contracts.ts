@@ -142,3 +142,19 @@ export interface ListFeedObjectsResult {
 }
 
 export type { EntityType, MappingObjectType };
+
+/**
+ * The activities the import workflow calls, by the names `createActivities(deps)`
+ * registers. Workflows proxy this interface; the worker passes the real ones.
+ */
+export interface ImportActivities {
+  inspectSource(input: InspectSourceInput): Promise<InspectSourceResult>;
+  applyFieldMappings(input: ApplyFieldMappingsInput): Promise<ApplyFieldMappingsResult>;
+  createImportJob(input: CreateImportJobInput): Promise<CreateImportJobResult>;
+  /** Runs on `uploadTaskQueue(taskQueue)`: a worker with its own, lower concurrency. */
+  uploadData(input: UploadDataInput): Promise<UploadDataResult>;
+  awaitJobCompletion(input: AwaitJobCompletionInput): Promise<AwaitJobCompletionResult>;
+  readBudgetUsage(input: BudgetUsageInput): Promise<BudgetUsage>;
+}
+
+export type ImportActivityName = keyof ImportActivities;

@@ -1,0 +1,90 @@
+/**
+ * What the importFile workflow exposes to its callers (CLI, schedules, parent
+ * workflows): the result, the progress query, the operator signals and the
+ * defaults it applies. Types and constants only, so callers need not import
+ * workflow code.
+ */
+import type { ApiCallCounts } from './endpoints.js';
+
+export const PROGRESS_QUERY = 'progress';
+/** Re-runs the step that failed, after an operator fixed the cause (onFailure 'await-retry'). */
+export const RETRY_SIGNAL = 'retry';
+/** Gives up on a failed step: the workflow fails with the step's error. */
+export const ABANDON_SIGNAL = 'abandon';
+
+/**
+ * The workflow cannot read configuration, so an input without a tenant counts
+ * against this one; the CLI and schedules fill `tenant` from config instead.
+ */
+export const DEFAULT_TENANT = 'default';
+export const DEFAULT_JOB_TIMEOUT_MS = 24 * 60 * 60 * 1000;
+export const DEFAULT_AWAIT_RETRY_TIMEOUT_MS = 7 * 24 * 60 * 60 * 1000;
+
+export type ImportPhase =
+  | 'validating'
+  | 'inspecting'
+  | 'applying-mappings'
+  | 'creating-job'
+  | 'uploading'
+  | 'awaiting-completion'
+  | 'completed'
+  | 'failed';
+
+/** The steps the workflow runs, named as their activities are. */
+export type ImportStep =
+  | 'inspectSource'
+  | 'applyFieldMappings'
+  | 'createImportJob'
+  | 'uploadData'
+  | 'awaitJobCompletion';
+
+export interface AwaitingRetry {
+  step: ImportStep;
+  failureType: string;
+  failure: string;
+  /** ISO instant the workflow started waiting for a signal. */
+  since: string;
+  /** ISO instant it gives up without one. */
+  until: string;
+}
+
+/**
+ * The `progress` query's answer. Bytes sent are not here: the workflow never
+ * sees heartbeats, so the CLI reads `bytesSent` from the pending uploadData
+ * activity's heartbeat details (`describe()`), and shows it against totalBytes.
+ */
+export interface ImportProgress {
+  phase: ImportPhase;
+  tenant: string;
+  jobId?: number;
+  jobState?: string;
+  totalBytes?: number;
+  /** Set while a daily budget is spent: the ISO instant the workflow resumes. */
+  waitingForBudgetUntil?: string;
+  /** Set while the workflow waits for a `retry` or `abandon` signal. */
+  awaitingRetry?: AwaitingRetry;
+  lastError?: { step: ImportStep; type: string; message: string };
+}
+
+/** Seconds spent in each step (workflow time, so budget waits are counted apart). */
+export interface ImportStepSeconds {
+  inspect: number;
+  mappings: number;
+  createJob: number;
+  upload: number;
+  awaitCompletion: number;
+  waitingForBudget: number;
+}
+
+export interface ImportFileResult {
+  jobId: number;
+  state: 'completed';
+  bytes: number;
+  etag: string;
+  seconds: ImportStepSeconds;
+  apiCalls: ApiCallCounts;
+  /** True when the job already existed (a lost create response or a reset). */
+  jobReused: boolean;
+  /** True when the service had already accepted the data, so nothing was sent again. */
+  uploadSkipped: boolean;
+}
