@@ -1,0 +1,100 @@
+import { ActivityFailure, ApplicationFailure, RetryState, TimeoutFailure, TimeoutType } from '@temporalio/common';
+import { describe, expect, it } from 'vitest';
+import {
+  budgetWaitOf,
+  classifyFailure,
+  failureMessageOf,
+  failureTypeOf,
+} from '../../workflows/policy/failure-classification.js';
+import { NON_RETRYABLE_FAILURES } from '../../workflows/policy/failure-types.js';
+import {
+  ACTIVITY_RETRY_POLICY,
+  AWAIT_TIMEOUT_MARGIN_MS,
+  activityOptionsFor,
+} from '../../workflows/policy/retry-policies.js';
+
+function activityFailed(cause: Error): ActivityFailure {
+  return new ActivityFailure('activity failed', 'uploadData', '5', RetryState.NON_RETRYABLE_FAILURE, 'worker', cause);
+}
+
+describe('failure classification', () => {
+  it('finds the type of the ApplicationFailure inside an ActivityFailure', () => {
+    const err = activityFailed(ApplicationFailure.nonRetryable('token expired', 'Unauthorized'));
+    expect(failureTypeOf(err)).toBe('Unauthorized');
+    expect(failureMessageOf(err)).toBe('token expired');
+  });
+
+  it('names a timeout Timeout and anything unknown undefined', () => {
+    expect(failureTypeOf(activityFailed(new TimeoutFailure('hb', undefined, TimeoutType.HEARTBEAT)))).toBe('Timeout');
+    expect(failureTypeOf(new Error('boom'))).toBeUndefined();
+    expect(classifyFailure(new Error('boom'))).toBe('fatal');
+  });
+
+  it('classifies a spent budget as a wait, whichever of the two names it carries', () => {
+    const details = { endpoint: 'createJob', resetsAt: '2026-11-23T00:00:00.000Z' };
+    for (const type of ['BudgetExhausted', 'DailyLimitReached']) {
+      const err = activityFailed(ApplicationFailure.create({ type, nonRetryable: true, details: [details] }));
+      expect(classifyFailure(err)).toBe('budget-wait');
+      expect(budgetWaitOf(err)).toEqual(details);
+    }
+  });
+
+  it('waits until the fallback instant when a budget failure names no reset', () => {
+    const err = activityFailed(ApplicationFailure.nonRetryable('spent', 'BudgetExhausted'));
+    expect(budgetWaitOf(err)).toBeUndefined();
+    expect(budgetWaitOf(err, Date.parse('2026-11-22T11:00:00Z'))).toEqual({
+      endpoint: 'unknown',
+      resetsAt: '2026-11-22T11:00:00.000Z',
+    });
+  });
+
+  it('does not read a budget wait out of any other failure', () => {
+    const err = activityFailed(ApplicationFailure.nonRetryable('nope', 'Forbidden'));
+    expect(budgetWaitOf(err, 0)).toBeUndefined();
+  });
+
+  it('classifies operator-fixable failures apart from the ones that always fail the import', () => {
+    const typed = (type: string) => activityFailed(ApplicationFailure.nonRetryable('x', type));
+    for (const type of ['Unauthorized', 'Forbidden', 'InvalidCsvHeader', 'SourceChanged', 'MappingMismatch']) {
+      expect(classifyFailure(typed(type))).toBe('operator-fixable');
+    }
+    for (const type of ['JobFailed', 'JobTimedOut', 'InvalidInput', 'ServerError']) {
+      expect(classifyFailure(typed(type))).toBe('fatal');
+    }
+  });
+});
+
+describe('activity options per step', () => {
+  const ctx = { jobTimeoutMs: 3_600_000, uploadTaskQueue: 'imports-uploads' };
+
+  it('retries transient failures with backoff and never the non-retryable ones', () => {
+    expect(ACTIVITY_RETRY_POLICY).toMatchObject({
+      initialInterval: '1s',
+      backoffCoefficient: 2,
+      maximumInterval: '5m',
+    });
+    expect(ACTIVITY_RETRY_POLICY.nonRetryableErrorTypes).toEqual([...NON_RETRYABLE_FAILURES]);
+    expect(ACTIVITY_RETRY_POLICY.nonRetryableErrorTypes).toContain('BudgetExhausted');
+  });
+
+  it('gives short calls two minutes and no heartbeat', () => {
+    for (const step of ['inspectSource', 'applyFieldMappings', 'createImportJob'] as const) {
+      expect(activityOptionsFor(step, ctx)).toEqual({ startToCloseTimeout: 120_000, retry: ACTIVITY_RETRY_POLICY });
+    }
+  });
+
+  it('runs the upload on the upload queue with a long timeout and a one-minute heartbeat', () => {
+    expect(activityOptionsFor('uploadData', ctx)).toMatchObject({
+      taskQueue: 'imports-uploads',
+      startToCloseTimeout: 6 * 3_600_000,
+      heartbeatTimeout: 60_000,
+    });
+  });
+
+  it('lets the completion wait run for the job timeout plus a margin', () => {
+    expect(activityOptionsFor('awaitJobCompletion', ctx)).toMatchObject({
+      startToCloseTimeout: 3_600_000 + AWAIT_TIMEOUT_MARGIN_MS,
+      heartbeatTimeout: 120_000,
+    });
+  });
+});
