@@ -1,0 +1,169 @@
+/**
+ * One feed's nightly run: list the feed's prefix page by page and start one
+ * child importFile per object, at most maxConcurrentImports at once, never
+ * more than the daily budget allows (the rest wait durably for the window to
+ * reset). Objects already imported are skipped by their workflow id.
+ */
+// The sandbox rejects a duplicate child start with common's class (the workflow package does not re-export it).
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import {
+  ApplicationFailure,
+  ChildWorkflowFailure,
+  condition,
+  continueAsNew,
+  log,
+  ParentClosePolicy,
+  proxyActivities,
+  sleep,
+  startChild,
+  TemporalFailure,
+  WorkflowIdReusePolicy,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type {
+  BudgetUsage,
+  BudgetUsageInput,
+  FeedObject,
+  ListFeedObjectsInput,
+  ListFeedObjectsResult,
+} from './policy/activity-contracts.js';
+import { importInputProblems } from './policy/import-input.js';
+import {
+  emptyTally,
+  feedObjectWorkflowId,
+  importAllowance,
+  importInputForObject,
+  type NightlyImportInput,
+  type NightlyImportResult,
+  recordFailure,
+} from './policy/nightly.js';
+
+interface NightlyActivities {
+  listFeedObjects(input: ListFeedObjectsInput): Promise<ListFeedObjectsResult>;
+  readBudgetUsage(input: BudgetUsageInput): Promise<BudgetUsage>;
+}
+
+const { listFeedObjects, readBudgetUsage } = proxyActivities<NightlyActivities>({
+  startToCloseTimeout: '2 minutes',
+  retry: {
+    initialInterval: '5s',
+    maximumInterval: '5 minutes',
+    nonRetryableErrorTypes: ['SourceNotFound', 'Forbidden'],
+  },
+});
+
+export const LIST_PAGE_SIZE = 200;
+/**
+ * Start a fresh run (continue-as-new) at the first page boundary after this
+ * many child starts: each costs a handful of history events, so a run stays
+ * a few thousand events long however many objects the feed holds.
+ */
+export const CHILD_STARTS_PER_RUN = 500;
+const IMPORT_WORKFLOW_TYPE = 'importFile';
+
+export async function nightlyImport(input: NightlyImportInput): Promise<NightlyImportResult> {
+  const { feedId, feed } = input;
+  const tally = input.tally ?? emptyTally();
+  const running = new Set<string>();
+  let childStartsThisRun = 0;
+  let allowance = 0;
+  let token = input.continuationToken;
+
+  /** Waits until a child import may start without overrunning a daily budget; counts the wait. */
+  async function takeBudget(deferOnWait: () => void): Promise<void> {
+    while (allowance <= 0) {
+      const usage = await readBudgetUsage({ tenant: feed.tenant });
+      const now = Date.now();
+      const next = importAllowance(usage, running.size, now);
+      allowance = next.allowed;
+      if (allowance > 0) break;
+      if (running.size > 0) {
+        // A finishing child has spent what it will spend: read the ledger again then.
+        const before = running.size;
+        await condition(() => running.size < before);
+      } else {
+        deferOnWait();
+        const wakeAt = next.reopensAtMs ?? now + 60_000;
+        log.info('Daily budget spent: waiting for the window to reset', {
+          feedId,
+          resetsAt: new Date(wakeAt).toISOString(),
+        });
+        await sleep(Math.max(1_000, wakeAt - now));
+      }
+    }
+    allowance -= 1;
+  }
+
+  function watch(workflowId: string, key: string, result: Promise<unknown>): void {
+    running.add(workflowId);
+    result
+      .then(
+        () => {
+          tally.succeeded += 1;
+        },
+        (err: unknown) => recordFailure(tally, { key, workflowId, reason: failureReason(err) }),
+      )
+      .finally(() => running.delete(workflowId));
+  }
+
+  async function startImport(object: FeedObject): Promise<void> {
+    const workflowId = feedObjectWorkflowId(feedId, feed.bucket, object.key, object.etag);
+    const importInput = importInputForObject(feedId, feed, object);
+    const problems = importInputProblems(importInput);
+    if (problems.length > 0) {
+      throw ApplicationFailure.nonRetryable(`Feed ${feedId} is misconfigured: ${problems.join('; ')}`, 'InvalidInput');
+    }
+    childStartsThisRun += 1;
+    try {
+      const child = await startChild(IMPORT_WORKFLOW_TYPE, {
+        workflowId,
+        args: [importInput],
+        workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+      });
+      tally.started += 1;
+      watch(workflowId, object.key, child.result());
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      // Imported already (or still running from an earlier night): no budget spent.
+      tally.skippedAlreadyImported += 1;
+      allowance += 1;
+    }
+  }
+
+  do {
+    const page = await listFeedObjects({
+      bucket: feed.bucket,
+      prefix: feed.prefix,
+      pattern: feed.pattern,
+      continuationToken: token,
+      maxKeys: LIST_PAGE_SIZE,
+    });
+    let deferredThrough = 0;
+    for (const [i, object] of page.objects.entries()) {
+      await condition(() => running.size < feed.maxConcurrentImports);
+      await takeBudget(() => {
+        // Every object of this page not yet counted waits for the reset.
+        tally.deferredForBudget += page.objects.length - Math.max(i, deferredThrough);
+        deferredThrough = page.objects.length;
+      });
+      await startImport(object);
+    }
+    token = page.nextContinuationToken;
+    if (token !== undefined && (childStartsThisRun >= CHILD_STARTS_PER_RUN || workflowInfo().continueAsNewSuggested)) {
+      // Children are abandoned on continue-as-new; wait for them so their outcomes are counted.
+      await condition(() => running.size === 0);
+      await continueAsNew<typeof nightlyImport>({ feedId, feed, tally, continuationToken: token });
+    }
+  } while (token !== undefined);
+
+  await condition(() => running.size === 0);
+  return tally;
+}
+
+function failureReason(err: unknown): string {
+  const cause = err instanceof ChildWorkflowFailure ? (err.cause ?? err) : err;
+  if (cause instanceof ApplicationFailure && cause.type) return `${cause.type}: ${cause.message}`;
+  if (cause instanceof TemporalFailure || cause instanceof Error) return cause.message || cause.name;
+  return String(cause);
+}

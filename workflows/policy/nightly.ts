@@ -1,0 +1,146 @@
+/**
+ * The nightlyImport workflow's contract and the pure decisions it makes: which
+ * workflow id an S3 object gets, what importFile input a feed object becomes,
+ * and how many child imports the daily budget allows now. Pure code: it runs
+ * in the workflow sandbox, the schedules command and the tests alike.
+ */
+import type { BudgetUsage, FeedObject } from './activity-contracts.js';
+import type { EntityType, FieldMappingSet, ImportFileInput, ListAction } from './import-input.js';
+import { fnv1a64 } from './job-key.js';
+
+export const NIGHTLY_WORKFLOW_TYPE = 'nightlyImport';
+export const NIGHTLY_ID_PREFIX = 'nightly-';
+
+/**
+ * A feed's settings as the schedule's action carries them (workflows cannot
+ * read configuration). No secrets: anyone with Temporal UI access reads this.
+ */
+export interface NightlyFeed {
+  bucket: string;
+  prefix: string;
+  /** Regular expression that keys (after the prefix) must match. */
+  pattern?: string;
+  entityType: EntityType;
+  importSource?: string;
+  activityTypeId?: number;
+  listAction: ListAction;
+  fieldMappings?: FieldMappingSet;
+  maxConcurrentImports: number;
+  /** Resolved when the schedule is applied (the feed's own, else the worker's default). */
+  tenant: string;
+}
+
+export interface NightlyFailure {
+  key: string;
+  workflowId: string;
+  reason: string;
+}
+
+/** What one nightly import did, carried across continue-as-new. */
+export interface NightlyTally {
+  started: number;
+  skippedAlreadyImported: number;
+  succeeded: number;
+  /** The first MAX_LISTED_FAILURES failures; failedCount counts them all. */
+  failed: NightlyFailure[];
+  failedCount: number;
+  /** Objects whose start waited for a daily budget window to reset. */
+  deferredForBudget: number;
+}
+
+export type NightlyImportResult = NightlyTally;
+
+export interface NightlyImportInput {
+  feedId: string;
+  feed: NightlyFeed;
+  tally?: NightlyTally;
+  continuationToken?: string;
+}
+
+/** Keeps the result (and the continue-as-new input) far below Temporal's payload limit. */
+export const MAX_LISTED_FAILURES = 100;
+const MAX_REASON_LENGTH = 500;
+const MAX_IMPORT_NAME_LENGTH = 200;
+
+export function emptyTally(): NightlyTally {
+  return { started: 0, skippedAlreadyImported: 0, succeeded: 0, failed: [], failedCount: 0, deferredForBudget: 0 };
+}
+
+export function recordFailure(tally: NightlyTally, failure: NightlyFailure): void {
+  tally.failedCount += 1;
+  if (tally.failed.length < MAX_LISTED_FAILURES) {
+    tally.failed.push({ ...failure, reason: failure.reason.slice(0, MAX_REASON_LENGTH) });
+  }
+}
+
+/** S3 returns ETags quoted; the same object must get the same id however it was read. */
+export function normaliseEtag(etag: string): string {
+  return etag.replace(/^W\//, '').replace(/^"|"$/g, '');
+}
+
+/**
+ * One object version, one workflow id: with ALLOW_DUPLICATE_FAILED_ONLY the
+ * same object is never imported twice, a failed one can run again, and a
+ * changed object (new ETag) is a new import.
+ */
+export function feedObjectWorkflowId(feedId: string, bucket: string, key: string, etag: string): string {
+  return `import-${feedId}-${fnv1a64(`${bucket}/${key}/${normaliseEtag(etag)}`)}`;
+}
+
+/** The job name shows the feed and the key; a long key keeps its end, where the file name is. */
+export function nightlyImportName(feedId: string, key: string): string {
+  const name = `nightly ${feedId}: ${key}`;
+  return name.length <= MAX_IMPORT_NAME_LENGTH
+    ? name
+    : `${name.slice(0, 40)}…${key.slice(-(MAX_IMPORT_NAME_LENGTH - 41))}`;
+}
+
+export function importInputForObject(feedId: string, feed: NightlyFeed, object: FeedObject): ImportFileInput {
+  const input: ImportFileInput = {
+    source: { bucket: feed.bucket, key: object.key },
+    dataImportName: nightlyImportName(feedId, object.key),
+    entityType: feed.entityType,
+    listAction: feed.listAction,
+    tenant: feed.tenant,
+    // Unattended: a failed object fails its child, and the next night retries it.
+    onFailure: 'fail',
+  };
+  if (feed.importSource !== undefined) input.importSource = feed.importSource;
+  if (feed.activityTypeId !== undefined) input.activityTypeId = feed.activityTypeId;
+  if (feed.fieldMappings !== undefined) input.fieldMappings = feed.fieldMappings;
+  return input;
+}
+
+/** Each child import spends one call of each of these daily budgets. */
+export const ENDPOINTS_SPENT_PER_IMPORT = ['createJob', 'submitData'] as const;
+
+export interface ImportAllowance {
+  /** How many more child imports may start now; Infinity when the ledger tracks none of the endpoints. */
+  allowed: number;
+  /** When the tightest spent window reopens (ms since epoch); set when allowed is 0. */
+  reopensAtMs?: number;
+}
+
+/**
+ * How many child imports can start now without overrunning a daily budget.
+ * Every child still running may spend one more call of each endpoint, so they
+ * are subtracted: an overestimate would only make children wait for the
+ * budget themselves, but an honest count keeps them from piling up.
+ */
+export function importAllowance(usage: BudgetUsage, runningChildren: number, nowMs: number): ImportAllowance {
+  let allowed = Number.POSITIVE_INFINITY;
+  let reopensAtMs: number | undefined;
+  for (const endpoint of ENDPOINTS_SPENT_PER_IMPORT) {
+    const window = usage[endpoint];
+    if (!window) continue;
+    const refusedUntilMs = window.exhaustedUntil ? Date.parse(window.exhaustedUntil) : Number.NaN;
+    const refused = refusedUntilMs > nowMs;
+    const left = refused ? 0 : Math.max(0, window.remaining - runningChildren);
+    if (left < allowed) allowed = left;
+    if (left === 0) {
+      const reopens = Math.max(Date.parse(window.resetsAt), refused ? refusedUntilMs : 0);
+      reopensAtMs = reopensAtMs === undefined ? reopens : Math.max(reopensAtMs, reopens);
+    }
+  }
+  return allowed === 0 ? { allowed, reopensAtMs } : { allowed };
+}
