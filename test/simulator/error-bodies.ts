@@ -1,0 +1,51 @@
+/**
+ * The error bodies the production service sends, by path family
+ * (service-facts.md): import paths carry `{message}` (400/404/500) or
+ * `{status}` (401/403); field-mapping paths carry `{error: {code, message,
+ * diagnosticCode}}`; rate limits carry the spec's error object.
+ */
+import { randomUUID } from 'node:crypto';
+import type { ServiceEndpoint } from '../../workflows/policy/endpoints.js';
+import { json, type Reply } from './http-io.js';
+
+export function diagnosticCode(): string {
+  return `sim-${randomUUID()}`;
+}
+
+export function isMappingEndpoint(endpoint: ServiceEndpoint | 'unknown'): boolean {
+  return endpoint === 'getFieldMappings' || endpoint === 'putFieldMappings';
+}
+
+/** 401 and 403: the gateway's `{status}` body, the same on every path. */
+export function authError(status: 401 | 403, text: string): Reply {
+  return json(status, { status: text });
+}
+
+/** 400/404/500 on the import paths. */
+export function importError(status: number, message: string): Reply {
+  return json(status, { message });
+}
+
+const MAPPING_CODES: Record<number, string> = { 400: '400-000', 404: '404-000', 500: '500-001' };
+
+/** 400/404/500 on the field-mapping paths. */
+export function mappingError(status: number, message: string): Reply {
+  const code = MAPPING_CODES[status] ?? `${status}-000`;
+  return json(status, { error: { code, message, diagnosticCode: diagnosticCode() } });
+}
+
+/** The spec's error object, used for 429s. */
+export function specError(status: number, errorCode: string, errorMessage: string): Reply {
+  return json(status, { errorCode, errorMessage, diagnosticCode: diagnosticCode() });
+}
+
+/** The body an injected failure carries when the test names none: what the real service would send. */
+export function defaultFaultReply(endpoint: ServiceEndpoint, status: number): Reply {
+  if (status === 401 || status === 403) return authError(status, `Injected ${status}`);
+  if (status === 429) {
+    // 429-101 is what the simulator's own daily limit answers; see limits.ts.
+    return specError(429, '429-101', `Injected 429 for ${endpoint}`);
+  }
+  if (isMappingEndpoint(endpoint)) return mappingError(status, `Injected ${status}`);
+  return importError(status, `Injected ${status}`);
+}

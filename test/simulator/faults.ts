@@ -1,0 +1,125 @@
+/**
+ * Injected faults. Each one applies to the next `count` matching requests
+ * (default 1) and is used up as it applies:
+ * - failNext: answer with that status instead of handling the request
+ *   (nothing is applied, nothing is counted against the daily limit);
+ * - delayNext: handle the request, then wait before answering (a slow
+ *   service whose work is done when the client may already have timed out);
+ * - applyThenDrop: handle the request fully, then destroy the socket unanswered;
+ * - resetUploadAfter: destroy the socket after K body bytes of a data PUT
+ *   (the upload is not accepted, the job stays new);
+ * - stallUploadAfter: stop reading a data PUT's body after K bytes, so the
+ *   client's writes block (backpressure) until the simulator closes.
+ */
+import type { ServiceEndpoint } from '../../workflows/policy/endpoints.js';
+
+export interface FailFault {
+  status: number;
+  body?: unknown;
+  contentType?: string;
+}
+
+interface Counted<T> {
+  value: T;
+  remaining: number;
+}
+
+class FaultQueue<T> {
+  private readonly items: Counted<T>[] = [];
+
+  add(value: T, count = 1): void {
+    if (!Number.isInteger(count) || count < 1) {
+      throw new Error(`fault count must be a positive integer, got ${JSON.stringify(count)}`);
+    }
+    this.items.push({ value, remaining: count });
+  }
+
+  take(): T | undefined {
+    const head = this.items[0];
+    if (!head) return undefined;
+    head.remaining -= 1;
+    if (head.remaining === 0) this.items.shift();
+    return head.value;
+  }
+
+  clear(): void {
+    this.items.length = 0;
+  }
+}
+
+export class FaultPlan {
+  private readonly fail = new Map<ServiceEndpoint, FaultQueue<FailFault>>();
+  private readonly delay = new Map<ServiceEndpoint, FaultQueue<number>>();
+  private readonly drop = new Map<ServiceEndpoint, FaultQueue<true>>();
+  private readonly resetUpload = new FaultQueue<number>();
+  private readonly stallUpload = new FaultQueue<number>();
+
+  failNext(endpoint: ServiceEndpoint, fault: FailFault, count?: number): void {
+    if (!Number.isInteger(fault.status) || fault.status < 100 || fault.status > 599) {
+      throw new Error(`failNext status must be an HTTP status code (100-599), got ${JSON.stringify(fault.status)}`);
+    }
+    queueFor(this.fail, endpoint).add(fault, count);
+  }
+
+  delayNext(endpoint: ServiceEndpoint, ms: number, count?: number): void {
+    requireNonNegative('delayNext ms', ms);
+    queueFor(this.delay, endpoint).add(ms, count);
+  }
+
+  applyThenDrop(endpoint: ServiceEndpoint, count?: number): void {
+    queueFor(this.drop, endpoint).add(true, count);
+  }
+
+  resetUploadAfter(bytes: number, count?: number): void {
+    requireNonNegative('resetUploadAfter bytes', bytes);
+    this.resetUpload.add(bytes, count);
+  }
+
+  stallUploadAfter(bytes: number, count?: number): void {
+    requireNonNegative('stallUploadAfter bytes', bytes);
+    this.stallUpload.add(bytes, count);
+  }
+
+  takeFail(endpoint: ServiceEndpoint): FailFault | undefined {
+    return this.fail.get(endpoint)?.take();
+  }
+
+  takeDelay(endpoint: ServiceEndpoint): number | undefined {
+    return this.delay.get(endpoint)?.take();
+  }
+
+  takeDrop(endpoint: ServiceEndpoint): boolean {
+    return this.drop.get(endpoint)?.take() ?? false;
+  }
+
+  takeUploadReset(): number | undefined {
+    return this.resetUpload.take();
+  }
+
+  takeUploadStall(): number | undefined {
+    return this.stallUpload.take();
+  }
+
+  clear(): void {
+    this.fail.clear();
+    this.delay.clear();
+    this.drop.clear();
+    this.resetUpload.clear();
+    this.stallUpload.clear();
+  }
+}
+
+function queueFor<T>(map: Map<ServiceEndpoint, FaultQueue<T>>, endpoint: ServiceEndpoint): FaultQueue<T> {
+  let queue = map.get(endpoint);
+  if (!queue) {
+    queue = new FaultQueue<T>();
+    map.set(endpoint, queue);
+  }
+  return queue;
+}
+
+function requireNonNegative(what: string, value: number): void {
+  if (!Number.isFinite(value) || value < 0) {
+    throw new Error(`${what} must be a non-negative number, got ${JSON.stringify(value)}`);
+  }
+}

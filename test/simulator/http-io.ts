@@ -1,0 +1,78 @@
+/**
+ * Small request/response helpers shared by the simulator's routes: what a
+ * route answers (a Reply), JSON bodies, and draining a body nobody needs.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+/**
+ * What a route decided to answer. `body: undefined` answers with no body
+ * (e.g. 201). `unanswered`: the socket is gone or must stay silent; `status`
+ * is then only what the request log records.
+ */
+export interface Reply {
+  status: number;
+  body?: unknown;
+  contentType?: string;
+  unanswered?: boolean;
+}
+
+export function json(status: number, body?: unknown): Reply {
+  return { status, body };
+}
+
+export function unanswered(recordedStatus: number): Reply {
+  return { status: recordedStatus, unanswered: true };
+}
+
+export function send(res: ServerResponse, reply: Reply): void {
+  if (reply.body === undefined) {
+    res.writeHead(reply.status, { 'content-length': '0' });
+    res.end();
+    return;
+  }
+  const contentType = reply.contentType ?? 'application/json; charset=utf-8';
+  const text =
+    typeof reply.body === 'string' && !contentType.startsWith('application/json')
+      ? reply.body
+      : JSON.stringify(reply.body);
+  const bytes = Buffer.from(text, 'utf8');
+  res.writeHead(reply.status, { 'content-type': contentType, 'content-length': String(bytes.length) });
+  res.end(bytes);
+}
+
+/**
+ * Reads the whole body, but only up to `limitBytes` of it: JSON bodies of the
+ * service are small, and a test must not be able to make the simulator buffer
+ * gigabytes. Past the limit the rest is read and discarded so that the answer
+ * reaches the client instead of a reset connection.
+ */
+export async function readSmallBody(
+  req: IncomingMessage,
+  limitBytes = 1024 * 1024,
+): Promise<{ text: string } | { tooLarge: true }> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size <= limitBytes) chunks.push(chunk);
+  }
+  if (size > limitBytes) return { tooLarge: true };
+  return { text: Buffer.concat(chunks).toString('utf8') };
+}
+
+/** Reads and discards whatever is left of the body, so an early answer is not lost to a TCP reset. */
+export async function drain(req: IncomingMessage): Promise<void> {
+  if (req.readableEnded) return;
+  for await (const _ of req) {
+    // discard
+  }
+}
+
+/** Parses a JSON body; `undefined` when it is not JSON. */
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

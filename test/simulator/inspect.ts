@@ -1,0 +1,104 @@
+/**
+ * The simulator's own HTTP API under /__sim/, for a simulator in another
+ * process (the upload benchmark, the demo): read requests, jobs and counters,
+ * inject and clear faults. No auth; never part of the service's paths.
+ */
+import type { IncomingMessage } from 'node:http';
+import { isBudgetedEndpoint, type ServiceEndpoint, UNBUDGETED_ENDPOINTS } from '../../workflows/policy/endpoints.js';
+import { json, parseJson, type Reply, readSmallBody } from './http-io.js';
+import type { Simulator } from './server.js';
+
+export const INSPECT_PREFIX = '/__sim/';
+
+const FAULT_KINDS = ['failNext', 'delayNext', 'resetUploadAfter', 'applyThenDrop', 'stallUploadAfter'] as const;
+
+export async function handleInspect(req: IncomingMessage, pathname: string, sim: Simulator): Promise<Reply> {
+  const route = `${req.method} ${pathname.slice(INSPECT_PREFIX.length - 1)}`;
+  if (route === 'GET /requests') return json(200, sim.requests());
+  if (route === 'GET /jobs') return json(200, sim.jobs());
+  if (route === 'GET /counters') return json(200, sim.counters());
+  const jobMatch = /^GET \/jobs\/(\d+)$/.exec(route);
+  if (jobMatch) {
+    const job = sim.job(Number(jobMatch[1]));
+    return job ? json(200, job) : json(404, { message: `no job ${jobMatch[1]}` });
+  }
+  if (route === 'POST /reset-faults') {
+    sim.clearFaults();
+    return { status: 204 };
+  }
+  if (route === 'POST /reset-counters') {
+    sim.resetCounters();
+    return { status: 204 };
+  }
+  if (route === 'POST /job-outcome') return withBody(req, (body) => setJobOutcome(sim, body));
+  if (route === 'POST /faults') return withBody(req, (body) => addFault(sim, body));
+  return json(404, {
+    message: `unknown simulator path ${req.method} ${pathname}; expected GET /__sim/requests|jobs|jobs/{id}|counters or POST /__sim/faults|reset-faults|reset-counters|job-outcome`,
+  });
+}
+
+async function withBody(req: IncomingMessage, apply: (body: Record<string, unknown>) => void): Promise<Reply> {
+  const text = await readSmallBody(req);
+  const body = 'text' in text ? parseJson(text.text) : undefined;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    return json(400, { message: 'expected a JSON object body' });
+  }
+  try {
+    apply(body as Record<string, unknown>);
+  } catch (error) {
+    return json(400, { message: (error as Error).message });
+  }
+  return { status: 204 };
+}
+
+function setJobOutcome(sim: Simulator, body: Record<string, unknown>): void {
+  if (body.outcome !== 'completed' && body.outcome !== 'failed') {
+    throw new Error(`outcome must be completed or failed, got ${JSON.stringify(body.outcome)}`);
+  }
+  sim.setJobOutcome(body.outcome);
+}
+
+function addFault(sim: Simulator, body: Record<string, unknown>): void {
+  const count = body.count === undefined ? undefined : requireNumber(body, 'count');
+  switch (body.kind) {
+    case 'failNext':
+      sim.failNext(requireEndpoint(body), requireNumber(body, 'status'), {
+        count,
+        body: body.body,
+        contentType: typeof body.contentType === 'string' ? body.contentType : undefined,
+      });
+      return;
+    case 'delayNext':
+      sim.delayNext(requireEndpoint(body), requireNumber(body, 'ms'), { count });
+      return;
+    case 'applyThenDrop':
+      sim.applyThenDrop(requireEndpoint(body), { count });
+      return;
+    case 'resetUploadAfter':
+      sim.resetUploadAfter(requireNumber(body, 'bytes'), { count });
+      return;
+    case 'stallUploadAfter':
+      sim.stallUploadAfter(requireNumber(body, 'bytes'), { count });
+      return;
+    default:
+      throw new Error(`kind must be one of ${FAULT_KINDS.join(', ')}, got ${JSON.stringify(body.kind)}`);
+  }
+}
+
+function requireEndpoint(body: Record<string, unknown>): ServiceEndpoint {
+  const { endpoint } = body;
+  if (isBudgetedEndpoint(endpoint) || (typeof endpoint === 'string' && Object.hasOwn(UNBUDGETED_ENDPOINTS, endpoint))) {
+    return endpoint as ServiceEndpoint;
+  }
+  throw new Error(
+    `endpoint must name a service endpoint (e.g. createJob, submitData), got ${JSON.stringify(endpoint)}`,
+  );
+}
+
+function requireNumber(body: Record<string, unknown>, field: string): number {
+  const value = body[field];
+  if (typeof value !== 'number' || !Number.isFinite(value)) {
+    throw new Error(`${field} must be a number, got ${JSON.stringify(value)}`);
+  }
+  return value;
+}

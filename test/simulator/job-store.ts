@@ -1,0 +1,142 @@
+/**
+ * The simulator's import jobs and field mappings, and the asynchronous
+ * processing that moves an accepted job to completed or failed.
+ */
+import type { JobRecord } from './types.js';
+
+/** Field-mapping object type for an import entity type; only these are checked against a header. */
+const OBJECT_TYPE_OF_ENTITY: Record<string, string> = { Account: 'account', Person: 'person' };
+
+export interface NewJob {
+  dataImportName: string;
+  entityType: string;
+  source: string;
+  activityTypeId?: number;
+}
+
+export interface AcceptedUpload {
+  bytes: number;
+  sha256: string;
+  header: string[] | undefined;
+  listAction: string | undefined;
+}
+
+export class JobStore {
+  private readonly jobsById = new Map<number, JobRecord>();
+  private readonly mappings = new Map<string, unknown[]>();
+  private readonly sources: Set<string>;
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private nextId = 100_001;
+  jobOutcome: 'completed' | 'failed' = 'completed';
+
+  constructor(
+    private readonly now: () => number,
+    private readonly processingMs: number,
+    customSources: string[],
+  ) {
+    this.sources = new Set(customSources);
+  }
+
+  create(fields: NewJob): JobRecord {
+    const at = this.isoNow();
+    const job: JobRecord = {
+      id: this.nextId++,
+      ...fields,
+      state: 'new',
+      createdAt: at,
+      updatedAt: at,
+      bytesReceived: 0,
+      uploads: 0,
+    };
+    this.jobsById.set(job.id, job);
+    return job;
+  }
+
+  get(id: number): JobRecord | undefined {
+    return this.jobsById.get(id);
+  }
+
+  all(): JobRecord[] {
+    return [...this.jobsById.values()];
+  }
+
+  /**
+   * Takes the job's data: the job moves to processing now and to its outcome
+   * after processingMs. The outcome is decided here, from the mappings that
+   * apply at upload time, as the service validates the file it received.
+   */
+  accept(job: JobRecord, upload: AcceptedUpload): void {
+    job.state = 'processing';
+    job.updatedAt = this.isoNow();
+    job.bytesReceived = upload.bytes;
+    job.sha256 = upload.sha256;
+    job.header = upload.header;
+    job.listAction = upload.listAction;
+    job.uploads += 1;
+    const failureReason =
+      this.headerProblem(job, upload.header) ??
+      (this.jobOutcome === 'failed' ? 'the simulator was told to fail jobs (setJobOutcome)' : undefined);
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      job.state = failureReason ? 'failed' : 'completed';
+      if (failureReason) job.failureReason = failureReason;
+      job.updatedAt = this.isoNow();
+    }, this.processingMs);
+    this.timers.add(timer);
+  }
+
+  isKnownSource(sourceId: string): boolean {
+    return this.sources.has(sourceId);
+  }
+
+  fieldMappings(sourceId: string, objectType: string): unknown[] | undefined {
+    return this.mappings.get(mappingKey(sourceId, objectType));
+  }
+
+  /** Replaces the whole set, as the service's PUT does; seeding also makes the source known. */
+  setFieldMappings(sourceId: string, objectType: string, mappings: unknown[]): void {
+    this.sources.add(sourceId);
+    this.mappings.set(mappingKey(sourceId, objectType), structuredClone(mappings));
+  }
+
+  stop(): void {
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+  }
+
+  isoNow(): string {
+    return new Date(this.now()).toISOString();
+  }
+
+  /** Why the header does not fit the mappings that apply to the job, if it does not. */
+  private headerProblem(job: JobRecord, header: string[] | undefined): string | undefined {
+    const objectType = OBJECT_TYPE_OF_ENTITY[job.entityType];
+    if (!objectType || !this.sources.has(job.source)) return undefined;
+    const mappings = this.fieldMappings(job.source, objectType) ?? [];
+    const labels = mappings.map((m) => (m as { sourceFieldLabel: string }).sourceFieldLabel);
+    if (labels.length === 0) return undefined;
+    if (!header) return 'the file has no header row';
+    const missing = labels.filter((label) => !header.includes(label));
+    if (missing.length === 0) return undefined;
+    return `the header lacks mapped source field label(s) ${missing.map((l) => JSON.stringify(l)).join(', ')} of custom source ${job.source} (${objectType})`;
+  }
+}
+
+function mappingKey(sourceId: string, objectType: string): string {
+  return `${sourceId}/${objectType}`;
+}
+
+/** The job as the service's API shows it: none of the simulator's bookkeeping. */
+export function publicJob(job: JobRecord): Record<string, unknown> {
+  const view: Record<string, unknown> = {
+    id: job.id,
+    dataImportName: job.dataImportName,
+    entityType: job.entityType,
+    state: job.state,
+    createdAt: job.createdAt,
+    updatedAt: job.updatedAt,
+    source: job.source,
+  };
+  if (job.activityTypeId !== undefined) view.activityTypeId = job.activityTypeId;
+  return view;
+}

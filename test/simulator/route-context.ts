@@ -1,0 +1,13 @@
+/** What a service route handler gets: the request, its path parameters and the simulator's state. */
+import type { IncomingMessage } from 'node:http';
+import type { FaultPlan } from './faults.js';
+import type { JobStore } from './job-store.js';
+
+export interface RouteContext {
+  req: IncomingMessage;
+  url: URL;
+  params: string[];
+  store: JobStore;
+  faults: FaultPlan;
+  maxUploadBytes: number;
+}

@@ -1,0 +1,183 @@
+/**
+ * The import endpoints: create a job, submit its data, read one job, list
+ * jobs, and the metadata GETs (sources, activity types, activity fields).
+ * Errors carry `{message}`, as on the production import paths.
+ */
+import type { BudgetedEndpoint } from '../../workflows/policy/endpoints.js';
+import { ENTITY_TYPES, LIST_ACTIONS } from '../../workflows/policy/import-input.js';
+import { importError } from './error-bodies.js';
+import { json, parseJson, type Reply, readSmallBody, unanswered } from './http-io.js';
+import { publicJob } from './job-store.js';
+import { ACTIVITY_TYPES, activityFields } from './reference-data.js';
+import type { RouteContext } from './route-context.js';
+import type { JobRecord, JobState } from './types.js';
+import { receiveUpload } from './upload-body.js';
+
+const JOB_STATES: JobState[] = ['new', 'processing', 'completed', 'failed'];
+const INT32_MIN = -(2 ** 31);
+const INT32_MAX = 2 ** 31 - 1;
+
+export const IMPORT_ROUTES: Record<BudgetedEndpoint, (ctx: RouteContext) => Promise<Reply>> = {
+  createJob,
+  submitData,
+  jobStatus: async (ctx) => {
+    const id = parseJobId(ctx.params[0]!);
+    if (typeof id === 'string') return importError(400, id);
+    const job = ctx.store.get(id);
+    return job ? json(200, publicJob(job)) : importError(404, `Import job ${id} not found`);
+  },
+  listJobs,
+  listSources: async (ctx) => {
+    const entityType = canonicalEntityType(ctx.params[0]!);
+    if (!entityType) {
+      return importError(
+        400,
+        `entityType must be one of ${ENTITY_TYPES.join(', ')}, got ${JSON.stringify(ctx.params[0])}`,
+      );
+    }
+    return json(200, { data: ['CSV'] });
+  },
+  activityTypes: async () => json(200, ACTIVITY_TYPES),
+  activityFields: async (ctx) => {
+    const raw = ctx.params[0]!;
+    if (!/^-?\d+$/.test(raw)) return importError(400, `activityTypeId must be an integer, got ${JSON.stringify(raw)}`);
+    const fields = activityFields(Number(raw));
+    return fields ? json(200, fields) : importError(404, `Activity type ${raw} not found`);
+  },
+};
+
+async function createJob(ctx: RouteContext): Promise<Reply> {
+  const body = await readSmallBody(ctx.req);
+  if ('tooLarge' in body) return importError(400, 'request body is too large for a create-job request');
+  const input = parseJson(body.text);
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    return importError(400, 'request body must be a JSON object with dataImportName and entityType');
+  }
+  const { dataImportName, entityType, source, activityTypeId } = input as Record<string, unknown>;
+  if (typeof dataImportName !== 'string' || dataImportName.trim() === '') {
+    return importError(400, `dataImportName must be a non-empty string, got ${JSON.stringify(dataImportName)}`);
+  }
+  if (typeof entityType !== 'string' || !(ENTITY_TYPES as readonly string[]).includes(entityType)) {
+    return importError(400, `entityType must be one of ${ENTITY_TYPES.join(', ')}, got ${JSON.stringify(entityType)}`);
+  }
+  if (source !== undefined && (typeof source !== 'string' || source === '')) {
+    return importError(400, `source must be a non-empty string when given, got ${JSON.stringify(source)}`);
+  }
+  if (activityTypeId !== undefined && !isInt32(activityTypeId)) {
+    return importError(400, `activityTypeId must be a 32-bit integer, got ${JSON.stringify(activityTypeId)}`);
+  }
+  if (entityType === 'Activity' && activityTypeId === undefined) {
+    return importError(400, 'activityTypeId is required when entityType is Activity');
+  }
+  const job = ctx.store.create({
+    dataImportName,
+    entityType,
+    source: source ?? 'CSV',
+    ...(activityTypeId === undefined ? {} : { activityTypeId: activityTypeId as number }),
+  });
+  return json(200, publicJob(job));
+}
+
+async function submitData(ctx: RouteContext): Promise<Reply> {
+  const id = parseJobId(ctx.params[0]!);
+  if (typeof id === 'string') return importError(400, id);
+  const listAction = ctx.url.searchParams.get('listAction') ?? undefined;
+  if (listAction !== undefined && !(LIST_ACTIONS as readonly string[]).includes(listAction)) {
+    return importError(400, `listAction must be one of ${LIST_ACTIONS.join(', ')}, got ${JSON.stringify(listAction)}`);
+  }
+  const job = ctx.store.get(id);
+  if (!job) return importError(404, `Import job ${id} not found`);
+  if (job.state !== 'new') return notNew(job);
+
+  const outcome = await receiveUpload(ctx.req, ctx.maxUploadBytes, {
+    resetAfterBytes: ctx.faults.takeUploadReset(),
+    stallAfterBytes: ctx.faults.takeUploadStall(),
+  });
+  switch (outcome.kind) {
+    case 'tooLarge':
+      return importError(400, `the file exceeds the upload limit of ${ctx.maxUploadBytes} bytes`);
+    case 'short':
+      // The client is gone; the log shows the 400 the service would have sent.
+      return unanswered(400);
+    case 'reset':
+    case 'stalled':
+      return unanswered(0);
+    case 'complete':
+      // Another upload to the same job may have finished while this one streamed.
+      if (job.state !== 'new') return notNew(job);
+      ctx.store.accept(job, {
+        bytes: outcome.bytes,
+        sha256: outcome.sha256,
+        header: outcome.header,
+        listAction,
+      });
+      return json(200, publicJob(job));
+  }
+}
+
+async function listJobs(ctx: RouteContext): Promise<Reply> {
+  const q = ctx.url.searchParams;
+  const entityTypeParam = q.get('entityType');
+  const entityType = entityTypeParam === null ? undefined : canonicalEntityType(entityTypeParam);
+  if (entityTypeParam !== null && !entityType) {
+    return importError(
+      400,
+      `entityType must be one of ${ENTITY_TYPES.join(', ')}, got ${JSON.stringify(entityTypeParam)}`,
+    );
+  }
+  const state = q.get('state');
+  if (state !== null && !(JOB_STATES as string[]).includes(state)) {
+    return importError(400, `state must be one of ${JOB_STATES.join(', ')}, got ${JSON.stringify(state)}`);
+  }
+  const sort = q.get('sort');
+  if (sort !== null && sort !== 'createdAt' && sort !== '-createdAt') {
+    return importError(400, `sort must be createdAt or -createdAt, got ${JSON.stringify(sort)}`);
+  }
+  const page = positiveInt(q.get('page'), 1);
+  if (page === undefined) return importError(400, `page must be an integer >= 1, got ${JSON.stringify(q.get('page'))}`);
+  const perPage = positiveInt(q.get('perPage'), 20);
+  if (perPage === undefined || perPage > 100) {
+    return importError(400, `perPage must be an integer from 1 to 100, got ${JSON.stringify(q.get('perPage'))}`);
+  }
+
+  const matching = ctx.store
+    .all()
+    .filter(
+      (job) => (entityType === undefined || job.entityType === entityType) && (state === null || job.state === state),
+    )
+    .sort((a, b) => a.id - b.id);
+  if (sort !== null) {
+    const direction = sort === '-createdAt' ? -1 : 1;
+    // Jobs created in the same millisecond follow id order, in the same direction.
+    matching.sort((a, b) => direction * (a.createdAt.localeCompare(b.createdAt) || a.id - b.id));
+  }
+  const data = matching.slice((page - 1) * perPage, page * perPage).map(publicJob);
+  return json(200, { totalCount: matching.length, data });
+}
+
+function notNew(job: JobRecord): Reply {
+  return importError(400, `Import job ${job.id} is ${job.state}; data can only be submitted to a job in state new`);
+}
+
+/** The job id, or the one-line reason it is not one. */
+function parseJobId(raw: string): number | string {
+  if (!/^\d{1,16}$/.test(raw) || !Number.isSafeInteger(Number(raw))) {
+    return `job id must be an integer, got ${JSON.stringify(raw)}`;
+  }
+  return Number(raw);
+}
+
+function canonicalEntityType(raw: string): string | undefined {
+  return ENTITY_TYPES.find((t) => t.toLowerCase() === raw.toLowerCase());
+}
+
+function isInt32(value: unknown): boolean {
+  return Number.isInteger(value) && (value as number) >= INT32_MIN && (value as number) <= INT32_MAX;
+}
+
+function positiveInt(raw: string | null, fallback: number): number | undefined {
+  if (raw === null) return fallback;
+  if (!/^\d+$/.test(raw)) return undefined;
+  const n = Number(raw);
+  return n >= 1 ? n : undefined;
+}

@@ -1,0 +1,213 @@
+/**
+ * A Company Data Service simulator: a node:http server that behaves like the
+ * production service on every import and field-mapping endpoint (spec +
+ * service-facts.md), with daily limits, fault injection and inspection. Used
+ * by the tests, the upload benchmark (in another process) and the local demo.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { BudgetedEndpoint, ServiceEndpoint } from '../../workflows/policy/endpoints.js';
+import { authorize, IMPORT_PERMISSION, type TokenTable } from './auth.js';
+import { defaultFaultReply, importError } from './error-bodies.js';
+import { FaultPlan } from './faults.js';
+import { drain, json, type Reply, send } from './http-io.js';
+import { handleInspect, INSPECT_PREFIX } from './inspect.js';
+import { JobStore } from './job-store.js';
+import { DailyLimits } from './limits.js';
+import type { RouteContext } from './route-context.js';
+import { IMPORT_ROUTES } from './routes-import.js';
+import { getFieldMappings, putFieldMappings } from './routes-mappings.js';
+import { matchRoute } from './routing.js';
+import type { JobRecord, RequestRecord } from './types.js';
+
+export type { JobRecord, JobState, RequestRecord } from './types.js';
+
+export const DEMO_TOKENS = {
+  importer: 'sim-token-import-data',
+  noPermission: 'sim-token-no-permissions',
+  expired: 'sim-token-expired',
+} as const;
+
+export const DEFAULT_TOKENS: TokenTable = {
+  [DEMO_TOKENS.importer]: { permissions: [IMPORT_PERMISSION] },
+  [DEMO_TOKENS.noPermission]: { permissions: [] },
+  [DEMO_TOKENS.expired]: { permissions: [IMPORT_PERMISSION], expired: true },
+};
+
+export interface SimulatorOptions {
+  host?: string;
+  port?: number;
+  tokens?: TokenTable;
+  dailyLimits?: Partial<Record<BudgetedEndpoint, number>>;
+  /** Daily counter reset, minutes after midnight UTC. */
+  resetMinuteUtc?: number;
+  now?: () => number;
+  /** Time from an accepted upload to completed/failed. */
+  processingMs?: number;
+  maxUploadBytes?: number;
+  /** Known custom source ids for field mappings. */
+  customSources?: string[];
+}
+
+export interface Simulator {
+  readonly baseUrl: string;
+  close(): Promise<void>;
+  failNext(
+    endpoint: ServiceEndpoint,
+    status: number,
+    options?: { count?: number; body?: unknown; contentType?: string },
+  ): void;
+  delayNext(endpoint: ServiceEndpoint, ms: number, options?: { count?: number }): void;
+  resetUploadAfter(bytes: number, options?: { count?: number }): void;
+  applyThenDrop(endpoint: ServiceEndpoint, options?: { count?: number }): void;
+  stallUploadAfter(bytes: number, options?: { count?: number }): void;
+  clearFaults(): void;
+  setJobOutcome(outcome: 'completed' | 'failed'): void;
+  requests(): RequestRecord[];
+  jobs(): JobRecord[];
+  job(id: number): JobRecord | undefined;
+  counters(): Record<BudgetedEndpoint, number>;
+  fieldMappings(sourceId: string, objectType: string): unknown[] | undefined;
+  seedFieldMappings(sourceId: string, objectType: string, mappings: unknown[]): void;
+  resetCounters(): void;
+}
+
+const ROUTES: Record<ServiceEndpoint, (ctx: RouteContext) => Promise<Reply>> = {
+  ...IMPORT_ROUTES,
+  getFieldMappings,
+  putFieldMappings,
+};
+
+export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
+  const host = options.host ?? '127.0.0.1';
+  const now = options.now ?? Date.now;
+  const resetMinuteUtc = options.resetMinuteUtc ?? 0;
+  if (!Number.isInteger(resetMinuteUtc) || resetMinuteUtc < 0 || resetMinuteUtc >= 24 * 60) {
+    throw new Error(`resetMinuteUtc must be an integer from 0 to 1439, got ${JSON.stringify(resetMinuteUtc)}`);
+  }
+  const tokens = options.tokens ?? DEFAULT_TOKENS;
+  const maxUploadBytes = options.maxUploadBytes ?? 5 * 1024 ** 3;
+  const store = new JobStore(now, options.processingMs ?? 200, options.customSources ?? ['1001', '1002']);
+  const limits = new DailyLimits(options.dailyLimits ?? {}, resetMinuteUtc, now);
+  const faults = new FaultPlan();
+  const log: RequestRecord[] = [];
+
+  async function serveService(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    const match = matchRoute(req.method ?? '', url.pathname);
+    const record: RequestRecord = {
+      method: req.method ?? '',
+      path: url.pathname,
+      ...(url.search ? { query: url.search.slice(1) } : {}),
+      endpoint: match?.endpoint ?? 'unknown',
+      status: 0,
+      at: new Date(now()).toISOString(),
+    };
+    log.push(record);
+    if (!match) {
+      await drain(req);
+      const reply = importError(404, `No endpoint ${req.method} ${url.pathname}`);
+      send(res, reply);
+      record.status = reply.status;
+      return;
+    }
+
+    const { endpoint } = match;
+    const delayMs = faults.takeDelay(endpoint);
+    const injected = faults.takeFail(endpoint);
+    let reply: Reply;
+    let drop = false;
+    if (injected) {
+      reply =
+        injected.body === undefined
+          ? defaultFaultReply(endpoint, injected.status)
+          : { status: injected.status, body: injected.body, contentType: injected.contentType };
+    } else {
+      const refusal = authorize(req.headers.authorization, endpoint, tokens) ?? limits.take(endpoint);
+      if (refusal) reply = refusal;
+      else {
+        reply = await ROUTES[endpoint]({ req, url, params: match.params, store, faults, maxUploadBytes });
+        drop = !reply.unanswered && faults.takeDrop(endpoint);
+      }
+    }
+    if (reply.unanswered) {
+      record.status = reply.status;
+      return;
+    }
+    // Read what is left of the body before answering: an answer sent over unread
+    // request bytes can be lost to the TCP reset that closing such a socket causes.
+    await drain(req);
+    if (delayMs !== undefined) await sleep(delayMs);
+    if (drop || req.socket.destroyed) {
+      req.socket.destroy();
+      return;
+    }
+    send(res, reply);
+    record.status = reply.status;
+  }
+
+  const server = createServer({ requestTimeout: 0, headersTimeout: 60_000, keepAlive: true }, (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://simulator');
+    const work = url.pathname.startsWith(INSPECT_PREFIX)
+      ? handleInspect(req, url.pathname, simulator).then(async (reply) => {
+          await drain(req);
+          send(res, reply);
+        })
+      : serveService(req, res, url);
+    work.catch((error: unknown) => {
+      if (res.headersSent || req.socket.destroyed) {
+        req.socket.destroy();
+        return;
+      }
+      send(res, json(500, { message: `simulator error: ${(error as Error).message}` }));
+    });
+  });
+  // Multi-GB uploads take minutes: no whole-request limit (ENVIRONMENT.md).
+  server.keepAliveTimeout = 5_000;
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  let closing: Promise<void> | undefined;
+
+  const simulator: Simulator = {
+    baseUrl: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        store.stop();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      return closing;
+    },
+    failNext: (endpoint, status, opts = {}) =>
+      faults.failNext(endpoint, { status, body: opts.body, contentType: opts.contentType }, opts.count),
+    delayNext: (endpoint, ms, opts = {}) => faults.delayNext(endpoint, ms, opts.count),
+    resetUploadAfter: (bytes, opts = {}) => faults.resetUploadAfter(bytes, opts.count),
+    applyThenDrop: (endpoint, opts = {}) => faults.applyThenDrop(endpoint, opts.count),
+    stallUploadAfter: (bytes, opts = {}) => faults.stallUploadAfter(bytes, opts.count),
+    clearFaults: () => faults.clear(),
+    setJobOutcome: (outcome) => {
+      store.jobOutcome = outcome;
+    },
+    requests: () => structuredClone(log),
+    jobs: () => structuredClone(store.all()),
+    job: (id) => {
+      const job = store.get(id);
+      return job && structuredClone(job);
+    },
+    counters: () => limits.counters(),
+    fieldMappings: (sourceId, objectType) => {
+      const mappings = store.fieldMappings(sourceId, objectType);
+      return mappings && structuredClone(mappings);
+    },
+    seedFieldMappings: (sourceId, objectType, mappings) => store.setFieldMappings(sourceId, objectType, mappings),
+    resetCounters: () => limits.reset(),
+  };
+  return simulator;
+}
