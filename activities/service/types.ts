@@ -1,0 +1,86 @@
+/**
+ * The shapes the Company Data Service answers with (spec "Resources" and the
+ * service facts), as the client returns them. Extra fields the service may
+ * add are kept, not rejected.
+ */
+import type { EntityType, FieldMapping, ListAction, MappingObjectType } from '../../workflows/policy/import-input.js';
+
+/** `new`, `processing`, `completed` or `failed`; kept open so that a new state is reported, not rejected. */
+export type ImportJobState = 'new' | 'processing' | 'completed' | 'failed' | (string & {});
+
+export interface ImportJob {
+  id: number;
+  dataImportName: string;
+  entityType: string;
+  state: ImportJobState;
+  createdAt: string;
+  updatedAt: string;
+  source?: string;
+  activityTypeId?: number;
+}
+
+export interface CreateImportJobBody {
+  dataImportName: string;
+  entityType: EntityType;
+  /** The service's default is `CSV`. */
+  source?: string;
+  /** Required when entityType is `Activity`. */
+  activityTypeId?: number;
+}
+
+export interface ListJobsQuery {
+  entityType?: EntityType;
+  state?: ImportJobState;
+  /** A field name, `-` prefixed for descending, e.g. `-createdAt`. */
+  sort?: string;
+  page?: number;
+  perPage?: number;
+}
+
+export interface ImportJobList {
+  totalCount: number;
+  data: ImportJob[];
+}
+
+export interface ActivityType {
+  id: number;
+  name: string;
+  description?: string;
+  activitySource?: string;
+}
+
+export interface ActivityField {
+  fieldName: string;
+  fieldDataType: string;
+  defaultField?: boolean;
+  isRequiredForCsvImport?: boolean;
+}
+
+export interface ActivityFields {
+  activityType: { name: string; label?: string; description?: string };
+  fields: ActivityField[];
+}
+
+export interface CallOptions {
+  /** Aborting rejects the call with the signal's reason, never with a service error. */
+  signal?: AbortSignal;
+}
+
+export interface SubmitDataOptions extends CallOptions {
+  /** Exact byte count of the body: sent as Content-Length. */
+  contentLength: number;
+  listAction?: ListAction;
+  /** Called as bytes are handed to the socket, with the running total (for heartbeats). */
+  onProgress?: (bytesSent: number) => void;
+}
+
+/** What the client reports after every call (for metrics); never carries a header or the token. */
+export interface ResponseEvent {
+  endpoint: string;
+  method: string;
+  status?: number;
+  durationMs: number;
+  errorType?: string;
+}
+
+export type { EntityType, FieldMapping, ListAction, MappingObjectType };
