@@ -1,0 +1,213 @@
+/**
+ * The S3 object a job imports: its metadata, its header row and its bytes.
+ * Every read after the first look is pinned to the ETag seen then, so a file
+ * overwritten in between is reported as changed instead of imported half old,
+ * half new. S3 enforces the pin with If-Match; the ETag of every response is
+ * compared as well, for S3-compatible servers that ignore If-Match.
+ */
+import type { Readable } from 'node:stream';
+import {
+  GetObjectCommand,
+  type GetObjectCommandOutput,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  type S3Client,
+} from '@aws-sdk/client-s3';
+import { firstRecordEnd } from '../csv/first-record.js';
+import { HeaderTooLong, SourceObjectChanged, SourceObjectMissing } from './errors.js';
+
+export { createS3Client } from './client.js';
+
+export interface ObjectHead {
+  sizeBytes: number;
+  etag: string;
+  versionId?: string;
+  contentType?: string;
+}
+
+export interface PinnedRead {
+  etag: string;
+  signal?: AbortSignal;
+}
+
+export interface RangeRead extends PinnedRead {
+  /** First byte, inclusive. */
+  start?: number;
+  /** Last byte, inclusive (HTTP Range semantics). */
+  end?: number;
+}
+
+export interface HeaderSampleOptions extends PinnedRead {
+  /** The first ranged read's size. */
+  firstBytes?: number;
+  /** Give up (HeaderTooLong) when the header row is longer than this. */
+  maxBytes?: number;
+}
+
+export interface ListObjectsInput {
+  bucket: string;
+  prefix: string;
+  continuationToken?: string;
+  maxKeys: number;
+  signal?: AbortSignal;
+}
+
+export interface ListedObject {
+  key: string;
+  etag: string;
+  sizeBytes: number;
+  lastModified: string;
+}
+
+export interface ObjectListing {
+  objects: ListedObject[];
+  nextContinuationToken?: string;
+}
+
+const KiB = 1024;
+
+interface S3ErrorShape {
+  name?: string;
+  $metadata?: { httpStatusCode?: number };
+}
+
+function statusOf(err: unknown): number | undefined {
+  return (err as S3ErrorShape | undefined)?.$metadata?.httpStatusCode;
+}
+
+function nameOf(err: unknown): string | undefined {
+  return (err as S3ErrorShape | undefined)?.name;
+}
+
+/** ETags compare without their quotes: some listings and proxies drop them. */
+function bareEtag(etag: string): string {
+  return etag.replace(/^W\//, '').replace(/^"|"$/g, '');
+}
+
+export class S3Source {
+  constructor(private readonly client: S3Client) {}
+
+  async head(bucket: string, key: string, signal?: AbortSignal): Promise<ObjectHead> {
+    try {
+      const out = await this.client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }), { abortSignal: signal });
+      if (out.ETag === undefined || out.ContentLength === undefined) {
+        throw new Error(`S3 answered HEAD ${bucket}/${key} without an ETag or Content-Length`);
+      }
+      return {
+        sizeBytes: out.ContentLength,
+        etag: out.ETag,
+        versionId: out.VersionId,
+        contentType: out.ContentType,
+      };
+    } catch (err) {
+      throw this.mapError(err, bucket, key);
+    }
+  }
+
+  /**
+   * The bytes of the object's first CSV record (its header row, without the
+   * line break): reads a first range and more until the record ends or the
+   * object does, and gives up past `maxBytes`.
+   */
+  async headerSample(bucket: string, key: string, options: HeaderSampleOptions): Promise<Uint8Array> {
+    const maxBytes = options.maxBytes ?? 1024 * KiB;
+    let sample = new Uint8Array(0);
+    let want = Math.min(options.firstBytes ?? 64 * KiB, maxBytes);
+    for (;;) {
+      const from = sample.length;
+      const out = await this.get(bucket, key, { ...options, start: from, end: from + want - 1 });
+      const chunk = await out.Body!.transformToByteArray();
+      const grown = new Uint8Array(sample.length + chunk.length);
+      grown.set(sample);
+      grown.set(chunk, sample.length);
+      sample = grown;
+      const end = firstRecordEnd(sample);
+      if (end >= 0) return sample.subarray(0, end);
+      const total = Number(out.ContentRange?.split('/')[1] ?? Number.NaN);
+      const atEnd = chunk.length < want || (Number.isFinite(total) && sample.length >= total);
+      if (atEnd) return sample;
+      if (sample.length >= maxBytes) throw new HeaderTooLong(bucket, key, maxBytes);
+      want = Math.min(sample.length * 2, maxBytes - sample.length);
+    }
+  }
+
+  /** The object's bytes (all, or one range), pinned to `etag`; aborting `signal` destroys the stream. */
+  async read(bucket: string, key: string, options: RangeRead): Promise<Readable> {
+    const out = await this.get(bucket, key, options);
+    const body = out.Body as Readable;
+    const signal = options.signal;
+    if (signal) {
+      const destroy = () => body.destroy(signal.reason instanceof Error ? signal.reason : undefined);
+      if (signal.aborted) destroy();
+      else {
+        signal.addEventListener('abort', destroy, { once: true });
+        body.once('close', () => signal.removeEventListener('abort', destroy));
+      }
+    }
+    return body;
+  }
+
+  /** One page of the keys under `prefix` (the shape `ObjectLister` of list-feed-objects expects). */
+  async listObjects(input: ListObjectsInput): Promise<ObjectListing> {
+    const { bucket, prefix } = input;
+    try {
+      const out = await this.client.send(
+        new ListObjectsV2Command({
+          Bucket: bucket,
+          Prefix: prefix || undefined,
+          ContinuationToken: input.continuationToken,
+          MaxKeys: input.maxKeys,
+        }),
+        { abortSignal: input.signal },
+      );
+      return {
+        objects: (out.Contents ?? []).map((o) => ({
+          key: o.Key ?? '',
+          etag: o.ETag ?? '',
+          sizeBytes: o.Size ?? 0,
+          lastModified: (o.LastModified ?? new Date(0)).toISOString(),
+        })),
+        nextContinuationToken: out.IsTruncated ? out.NextContinuationToken : undefined,
+      };
+    } catch (err) {
+      throw this.mapError(err, bucket, prefix);
+    }
+  }
+
+  private async get(bucket: string, key: string, options: RangeRead): Promise<GetObjectCommandOutput> {
+    const { etag, start, end, signal } = options;
+    const range = start === undefined && end === undefined ? undefined : `bytes=${start ?? 0}-${end ?? ''}`;
+    let out: GetObjectCommandOutput;
+    try {
+      out = await this.client.send(
+        new GetObjectCommand({ Bucket: bucket, Key: key, IfMatch: `"${bareEtag(etag)}"`, Range: range }),
+        {
+          abortSignal: signal,
+        },
+      );
+    } catch (err) {
+      throw this.mapError(err, bucket, key, etag);
+    }
+    if (out.ETag !== undefined && bareEtag(out.ETag) !== bareEtag(etag)) {
+      (out.Body as Readable | undefined)?.destroy();
+      throw new SourceObjectChanged(bucket, key, etag, out.ETag);
+    }
+    return out;
+  }
+
+  private mapError(err: unknown, bucket: string, key: string, etag?: string): unknown {
+    const status = statusOf(err);
+    const name = nameOf(err);
+    if (name === 'NoSuchBucket') return new SourceObjectMissing(bucket, key, `the bucket "${bucket}" does not exist`);
+    if (status === 404 || name === 'NotFound' || name === 'NoSuchKey') {
+      return new SourceObjectMissing(bucket, key, 'no such object');
+    }
+    if (status === 403 || name === 'AccessDenied' || name === 'Forbidden') {
+      return new SourceObjectMissing(bucket, key, "access denied (check the worker's S3 permissions)");
+    }
+    if (etag !== undefined && (status === 412 || name === 'PreconditionFailed')) {
+      return new SourceObjectChanged(bucket, key, etag);
+    }
+    return err;
+  }
+}
