@@ -1,4 +1,11 @@
-import { ActivityFailure, ApplicationFailure, RetryState, TimeoutFailure, TimeoutType } from '@temporalio/common';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  compileRetryPolicy,
+  RetryState,
+  TimeoutFailure,
+  TimeoutType,
+} from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import {
   budgetWaitOf,
@@ -75,6 +82,12 @@ describe('activity options per step', () => {
     });
     expect(ACTIVITY_RETRY_POLICY.nonRetryableErrorTypes).toEqual([...NON_RETRYABLE_FAILURES]);
     expect(ACTIVITY_RETRY_POLICY.nonRetryableErrorTypes).toContain('BudgetExhausted');
+  });
+
+  it('is a retry policy the SDK accepts, with unlimited attempts', () => {
+    const compiled = compileRetryPolicy(ACTIVITY_RETRY_POLICY);
+    expect(compiled.maximumAttempts).toBeUndefined();
+    expect(compiled.backoffCoefficient).toBe(2);
   });
 
   it('gives short calls two minutes and no heartbeat', () => {

@@ -13,8 +13,7 @@ export const ACTIVITY_RETRY_POLICY: RetryPolicy = {
   initialInterval: '1s',
   backoffCoefficient: 2,
   maximumInterval: '5m',
-  // Unlimited: only transient failures are retried, and they heal or an operator cancels.
-  maximumAttempts: 0,
+  // No maximumAttempts: unlimited (the SDK rejects 0), since only transient failures are retried.
   nonRetryableErrorTypes: [...NON_RETRYABLE_FAILURES],
 };
 
