@@ -1,3 +1,4 @@
+import { createServer } from 'node:net';
 /** Shared set-up for the service client tests: a real simulator and a client pointed at it. */
 import { ServiceClient, type ServiceClientOptions } from '../../activities/service/client.js';
 import type { TokenSource } from '../../activities/service/token-source.js';
@@ -46,4 +47,13 @@ export async function rejectionOf(p: Promise<unknown>): Promise<unknown> {
     return e;
   }
   throw new Error('expected the call to fail, but it succeeded');
+}
+
+/** A loopback port nothing listens on (it was free a moment ago). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }
