@@ -1,0 +1,65 @@
+/**
+ * One import, described once: the input and what each activity answers on
+ * the happy path. Replay histories and the real-server tests both use it.
+ */
+import type {
+  ApplyFieldMappingsResult,
+  AwaitJobCompletionResult,
+  CreateImportJobResult,
+  InspectSourceResult,
+  UploadDataResult,
+} from '../../workflows/policy/activity-contracts.js';
+import type { ImportFileInput } from '../../workflows/policy/import-input.js';
+import type { FailureSpec } from './history-builder.js';
+
+export const importInput: ImportFileInput = {
+  source: { bucket: 'imports', key: 'accounts/2026-01-01.csv' },
+  dataImportName: 'Accounts 2026-01-01',
+  entityType: 'Account',
+  tenant: 'acme',
+  fieldMappings: {
+    sourceId: '9007199254740993',
+    objectType: 'account',
+    mappings: [{ sourceFieldLabel: 'Name', serviceFieldName: 'name', dataType: 'string' }],
+  },
+};
+
+export const inspected: InspectSourceResult = {
+  sizeBytes: 1_048_576,
+  etag: '"0123456789abcdef"',
+  header: ['Name'],
+  warnings: [],
+};
+
+export const mappingsApplied: ApplyFieldMappingsResult = {
+  changed: true,
+  apiCalls: { getFieldMappings: 2, putFieldMappings: 1 },
+};
+
+export const jobCreated: CreateImportJobResult = {
+  jobId: 4242,
+  reused: false,
+  state: 'created',
+  apiCalls: { listJobs: 1, createJob: 1 },
+};
+
+export const uploaded: UploadDataResult = {
+  bytesSent: inspected.sizeBytes,
+  skipped: false,
+  state: 'queued',
+  apiCalls: { jobStatus: 1, submitData: 1 },
+};
+
+export const jobCompleted: AwaitJobCompletionResult = {
+  state: 'completed',
+  polls: 3,
+  apiCalls: { jobStatus: 3 },
+};
+
+export function budgetExhausted(endpoint: string, resetsAt: string): FailureSpec {
+  return {
+    message: `daily budget of ${endpoint} is spent until ${resetsAt}`,
+    type: 'BudgetExhausted',
+    details: [{ endpoint, resetsAt }],
+  };
+}
