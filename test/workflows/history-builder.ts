@@ -128,7 +128,8 @@ export class HistoryBuilder {
     return this;
   }
 
-  workflowTask(): this {
+  /** `suggestContinueAsNew`: the server's hint that the history is getting large. */
+  workflowTask(options: { suggestContinueAsNew?: boolean } = {}): this {
     const scheduledId = this.push('EVENT_TYPE_WORKFLOW_TASK_SCHEDULED', 'workflowTaskScheduledEventAttributes', {
       taskQueue: this.queue(this.taskQueue),
       startToCloseTimeout: '10s',
@@ -138,6 +139,7 @@ export class HistoryBuilder {
       scheduledEventId: String(scheduledId),
       identity: 'history-builder',
       requestId: `wft-${scheduledId}`,
+      ...(options.suggestContinueAsNew ? { suggestContinueAsNew: true } : {}),
     });
     this.lastCompletedId = this.push('EVENT_TYPE_WORKFLOW_TASK_COMPLETED', 'workflowTaskCompletedEventAttributes', {
       scheduledEventId: String(scheduledId),
