@@ -1,0 +1,128 @@
+/**
+ * What the upload tests run against: s3rver and the service simulator on
+ * loopback, the real S3 source and service client, the in-memory budget gate,
+ * and activities run under MockActivityEnvironment (no Temporal server here).
+ */
+import { createHash } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import type { Info } from '@temporalio/activity';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { DefaultLogger } from '@temporalio/worker';
+import { InMemoryBudgetGate } from '../../activities/budget/in-memory-gate.js';
+import { type RangeRead, S3Source } from '../../activities/s3/source.js';
+import { ServiceClient } from '../../activities/service/client.js';
+import { createTokenSource } from '../../activities/service/token-source.js';
+import { makeUploadData, type UploadDataDeps } from '../../activities/upload-data.js';
+import { Secret } from '../../temporal.config.js';
+import { type LocalS3, startLocalS3 } from '../../worker/demo/local-s3.js';
+import type { UploadDataInput, UploadDataResult, UploadProgress } from '../../workflows/policy/activity-contracts.js';
+import { DEMO_TOKENS, type Simulator, startSimulator } from '../simulator/server.js';
+
+export const BUCKET = 'imports';
+
+/** An S3Source that keeps every stream it opened, so a test can see whether it was destroyed. */
+export class RecordingS3Source extends S3Source {
+  readonly opened: Readable[] = [];
+
+  override async read(bucket: string, key: string, options: RangeRead): Promise<Readable> {
+    const stream = await super.read(bucket, key, options);
+    this.opened.push(stream);
+    return stream;
+  }
+}
+
+export interface UploadWorld {
+  s3: LocalS3;
+  source: RecordingS3Source;
+  sim: Simulator;
+  service: ServiceClient;
+  budget: InMemoryBudgetGate;
+  put(key: string, body: string | Uint8Array): Promise<void>;
+  newJobId(): Promise<number>;
+  close(): Promise<void>;
+}
+
+export interface WorldOptions {
+  /** The service client's own idle limit (the activity's watchdog has its own). */
+  clientIdleTimeoutMs?: number;
+}
+
+export async function startWorld(options: WorldOptions = {}): Promise<UploadWorld> {
+  const s3 = await startLocalS3({ buckets: [BUCKET] });
+  const sim = await startSimulator({ processingMs: 60_000 });
+  const service = new ServiceClient({
+    baseUrl: sim.baseUrl,
+    tokens: createTokenSource({ kind: 'env', token: new Secret(DEMO_TOKENS.importer) }),
+    uploadIdleTimeoutMs: options.clientIdleTimeoutMs ?? 60_000,
+  });
+  return {
+    s3,
+    source: new RecordingS3Source(s3.client),
+    sim,
+    service,
+    budget: new InMemoryBudgetGate(),
+    async put(key, body) {
+      await s3.client.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: Buffer.from(body) }));
+    },
+    async newJobId() {
+      const job = await service.createJob({ dataImportName: 'upload test', entityType: 'Account' });
+      return job.id;
+    },
+    async close() {
+      await service.close();
+      await sim.close();
+      await s3.close();
+    },
+  };
+}
+
+export function uploadDeps(world: UploadWorld, overrides: Partial<UploadDataDeps> = {}): UploadDataDeps {
+  return {
+    service: world.service,
+    s3: world.source,
+    budget: world.budget,
+    resetMinuteUtc: 0,
+    uploadIdleTimeoutMs: 60_000,
+    partSizeBytes: 64 * 1024,
+    parallelParts: 1,
+    heartbeatIntervalMs: 20,
+    ...overrides,
+  };
+}
+
+export interface UploadAttempt {
+  env: MockActivityEnvironment;
+  heartbeats: UploadProgress[];
+  result: Promise<UploadDataResult>;
+}
+
+/** Runs one attempt of uploadData, recording its heartbeats. */
+export function runUpload(deps: UploadDataDeps, input: UploadDataInput, info: Partial<Info> = {}): UploadAttempt {
+  // Failed attempts are what many tests expect: the SDK's WARN line for each would only be noise.
+  const env = new MockActivityEnvironment({ activityId: 'upload', ...info }, { logger: new DefaultLogger('ERROR') });
+  const heartbeats: UploadProgress[] = [];
+  env.on('heartbeat', (d: UploadProgress) => heartbeats.push(d));
+  const result = env.run(makeUploadData(deps), input) as Promise<UploadDataResult>;
+  return { env, heartbeats, result };
+}
+
+/** CSV-like bytes: a header row, then numbered rows up to `bytes` (deterministic, so hashes are stable). */
+export function csvBytes(bytes: number, header = 'Account Name,Account Domain'): Buffer {
+  const rows: string[] = [`${header}\n`];
+  let size = rows[0]!.length;
+  for (let i = 0; size < bytes; i++) {
+    const row = `Company ${i},company-${i}.example.com\n`;
+    rows.push(row);
+    size += row.length;
+  }
+  return Buffer.from(rows.join('')).subarray(0, bytes);
+}
+
+export function sha256(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+export async function etagOf(world: UploadWorld, key: string): Promise<string> {
+  return (await world.source.head(BUCKET, key)).etag;
+}
