@@ -1,0 +1,97 @@
+/**
+ * The awaitJobCompletion activity: polls the job on the spec's schedule
+ * (5 s, 10 s, 20 s, 40 s, then every 60 s, with jitter) until it is
+ * `completed` or `failed`, or the overall limit passes. One long activity
+ * rather than a timer per poll keeps the workflow's history small; it
+ * heartbeats its progress (also while sleeping, so that cancellation reaches
+ * it) and a retry resumes at the poll index it had reached.
+ */
+import { Context } from '@temporalio/activity';
+import type {
+  AwaitJobCompletionInput,
+  AwaitJobCompletionResult,
+  PollProgress,
+} from '../workflows/policy/activity-contracts.js';
+import { pollDelayMs } from '../workflows/policy/poll-schedule.js';
+import { failure } from './failures.js';
+import type { CallOptions, ImportJob } from './service/types.js';
+import { ServiceCalls, type ServiceCallsDeps } from './service-calls.js';
+
+/** What this activity needs of the service client. */
+export interface JobStatusService {
+  getJob(jobId: number, options?: CallOptions): Promise<ImportJob>;
+}
+
+export interface AwaitJobCompletionDeps extends ServiceCallsDeps {
+  service: JobStatusService;
+  poll: { scheduleMs: readonly number[]; jitterRatio: number };
+  /** Longest sleep between heartbeats; keep well under the activity's heartbeat timeout. */
+  heartbeatIntervalMs?: number;
+  random?: () => number;
+}
+
+function resumedProgress(details: unknown): PollProgress | undefined {
+  const d = details as Partial<PollProgress> | undefined;
+  if (
+    typeof d?.pollIndex === 'number' &&
+    Number.isInteger(d.pollIndex) &&
+    d.pollIndex >= 0 &&
+    typeof d.waitingSince === 'string' &&
+    !Number.isNaN(Date.parse(d.waitingSince))
+  ) {
+    return { pollIndex: d.pollIndex, waitingSince: d.waitingSince, lastState: String(d.lastState ?? 'unknown') };
+  }
+  return undefined;
+}
+
+export function makeAwaitJobCompletion(deps: AwaitJobCompletionDeps) {
+  const sliceMs = deps.heartbeatIntervalMs ?? 5_000;
+  const now = deps.now ?? Date.now;
+  return async function awaitJobCompletion(input: AwaitJobCompletionInput): Promise<AwaitJobCompletionResult> {
+    const ctx = Context.current();
+    const signal = ctx.cancellationSignal;
+    const calls = ServiceCalls.forCurrentActivity(deps, input.tenant);
+    const { jobId, timeoutMs } = input;
+    const progress: PollProgress = resumedProgress(ctx.info.heartbeatDetails) ?? {
+      pollIndex: input.startPollIndex ?? 0,
+      waitingSince: input.waitingSince ?? new Date(now()).toISOString(),
+      lastState: 'unknown',
+    };
+    const deadlineMs = Date.parse(progress.waitingSince) + timeoutMs;
+    const beat = () => ctx.heartbeat({ ...progress });
+    let polls = 0;
+    beat();
+    for (;;) {
+      const remainingMs = deadlineMs - now();
+      if (remainingMs <= 0) {
+        throw failure(
+          'JobTimedOut',
+          `import job ${jobId} did not finish within ${timeoutMs} ms of ${progress.waitingSince}; its last state was ${progress.lastState}`,
+          { jobId, lastState: progress.lastState, waitingSince: progress.waitingSince, timeoutMs },
+        );
+      }
+      // The last sleep is cut at the deadline, so the final poll happens at it rather than after it.
+      const delayMs = Math.min(
+        pollDelayMs(progress.pollIndex, deps.poll.scheduleMs, deps.poll.jitterRatio, deps.random),
+        remainingMs,
+      );
+      for (let slept = 0; slept < delayMs; slept += sliceMs) {
+        await ctx.sleep(Math.min(sliceMs, delayMs - slept));
+        beat();
+      }
+      const job = await calls.run('jobStatus', () => deps.service.getJob(jobId, { signal }));
+      polls += 1;
+      progress.pollIndex += 1;
+      progress.lastState = job.state;
+      beat();
+      if (job.state === 'completed') return { state: 'completed', polls, apiCalls: calls.counts };
+      if (job.state === 'failed') {
+        throw failure(
+          'JobFailed',
+          `import job ${jobId} failed: the service reports state failed and gives no reason; check the file's rows and the job in the service`,
+          { jobId },
+        );
+      }
+    }
+  };
+}
