@@ -1,0 +1,71 @@
+/**
+ * What an operator sees of a running import: the phase from the workflow's
+ * `progress` query, and the bytes uploaded so far from the pending uploadData
+ * activity's heartbeat details (the workflow itself never sees heartbeats).
+ */
+import type { WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
+import type { UploadProgress } from '../../workflows/policy/activity-contracts.js';
+import { type ImportProgress, PROGRESS_QUERY } from '../../workflows/policy/import-workflow-contract.js';
+
+const UPLOAD_ACTIVITY = 'uploadData';
+
+/** The latest heartbeat of the pending upload, if one is running and has reported. */
+export function uploadProgressOf(description: Pick<WorkflowExecutionDescription, 'raw'>): UploadProgress | undefined {
+  for (const activity of description.raw.pendingActivities ?? []) {
+    if (activity.activityType?.name !== UPLOAD_ACTIVITY) continue;
+    const payload = activity.heartbeatDetails?.payloads?.[0];
+    if (!payload) return undefined;
+    const details = defaultPayloadConverter.fromPayload<Partial<UploadProgress>>(payload);
+    if (typeof details?.bytesSent !== 'number' || typeof details.totalBytes !== 'number') return undefined;
+    return { bytesSent: details.bytesSent, totalBytes: details.totalBytes };
+  }
+  return undefined;
+}
+
+/** The progress query's answer, or undefined while no worker answers (not started yet, or none running). */
+export async function queryProgress(handle: WorkflowHandle): Promise<ImportProgress | undefined> {
+  try {
+    return await handle.query<ImportProgress>(PROGRESS_QUERY);
+  } catch {
+    return undefined;
+  }
+}
+
+const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+
+export function formatBytes(bytes: number): string {
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < UNITS.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return unit === 0 ? `${value} B` : `${value.toFixed(1)} ${UNITS[unit]}`;
+}
+
+/** A one-line note for the states in which an import waits rather than works. */
+export function waitingNote(progress: ImportProgress | undefined, workflowId: string): string {
+  if (progress?.waitingForBudgetUntil) {
+    return `waiting for the daily budget until ${progress.waitingForBudgetUntil}`;
+  }
+  if (progress?.awaitingRetry) {
+    const a = progress.awaitingRetry;
+    return `waiting for an operator: ${a.step} failed (${a.failureType}); fix it, then run "import-worker retry ${workflowId}" or "import-worker abandon ${workflowId}"`;
+  }
+  return '';
+}
+
+/** Bytes per second over a sliding window of recent samples. */
+export class RateMeter {
+  private samples: { atMs: number; bytes: number }[] = [];
+  constructor(private readonly windowMs = 5_000) {}
+
+  add(atMs: number, bytes: number): number {
+    this.samples.push({ atMs, bytes });
+    while (this.samples.length > 2 && atMs - (this.samples[0]?.atMs ?? atMs) > this.windowMs) this.samples.shift();
+    const first = this.samples[0];
+    if (!first || atMs <= first.atMs) return 0;
+    return Math.max(0, (bytes - first.bytes) / ((atMs - first.atMs) / 1000));
+  }
+}

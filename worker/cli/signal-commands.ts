@@ -1,0 +1,26 @@
+/** `import-worker retry|abandon <workflowId>`: the operator's answer to an import waiting after a failure. */
+import type { ABANDON_SIGNAL, RETRY_SIGNAL } from '../../workflows/policy/import-workflow-contract.js';
+import { CliError } from './cli-error.js';
+import { type CliContext, withClient } from './context.js';
+import { queryProgress } from './import-progress.js';
+
+export type OperatorSignal = typeof RETRY_SIGNAL | typeof ABANDON_SIGNAL;
+
+export async function signalCommand(signal: OperatorSignal, workflowId: string, ctx: CliContext): Promise<void> {
+  const config = ctx.config();
+  await withClient(ctx, config, async ({ client }) => {
+    const handle = client.workflow.getHandle(workflowId);
+    const description = await handle.describe();
+    if (description.status.name !== 'RUNNING') {
+      throw new CliError(`workflow ${workflowId} is ${description.status.name}, not running: nothing to ${signal}`);
+    }
+    const progress = await queryProgress(handle);
+    if (progress && !progress.awaitingRetry) {
+      ctx.warn(
+        `warning: ${workflowId} is not waiting for an operator (phase ${progress.phase}); the signal is sent anyway`,
+      );
+    }
+    await handle.signal(signal);
+    ctx.print(`sent ${signal} to ${workflowId}`);
+  });
+}

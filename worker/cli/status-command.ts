@@ -1,0 +1,45 @@
+/** `import-worker status <workflowId>`: where an import is, or how it ended. */
+
+import type { ImportFileResult } from '../../workflows/policy/import-workflow-contract.js';
+import { workflowUiLink } from './connect.js';
+import { type CliContext, withClient } from './context.js';
+import { formatBytes, queryProgress, uploadProgressOf, waitingNote } from './import-progress.js';
+import { describeResult } from './start-command.js';
+import { failureReason } from './watch-import.js';
+
+export async function statusCommand(workflowId: string, ctx: CliContext): Promise<void> {
+  const config = ctx.config();
+  await withClient(ctx, config, async ({ client }) => {
+    const handle = client.workflow.getHandle(workflowId);
+    const description = await handle.describe();
+    const status = description.status.name;
+    ctx.print(`workflow  ${workflowId} (${description.type})`);
+    ctx.print(`status    ${status}`);
+    ctx.print(`started   ${description.startTime.toISOString()}`);
+    if (description.closeTime) ctx.print(`closed    ${description.closeTime.toISOString()}`);
+
+    const progress = await queryProgress(handle);
+    if (progress) {
+      ctx.print(`phase     ${progress.phase}`);
+      if (progress.jobId !== undefined)
+        ctx.print(`job       ${progress.jobId} (${progress.jobState ?? 'state unknown'})`);
+      const upload = uploadProgressOf(description);
+      if (upload) ctx.print(`uploaded  ${formatBytes(upload.bytesSent)} of ${formatBytes(upload.totalBytes)}`);
+      else if (progress.totalBytes !== undefined) ctx.print(`size      ${formatBytes(progress.totalBytes)}`);
+      const note = waitingNote(progress, workflowId);
+      if (note) ctx.print(`waiting   ${note}`);
+      if (progress.lastError) {
+        ctx.print(`last error ${progress.lastError.step}: ${progress.lastError.type}: ${progress.lastError.message}`);
+      }
+    } else if (status === 'RUNNING') {
+      ctx.warn('progress unavailable: no worker answered the progress query (is a worker running on the task queue?)');
+    }
+
+    if (status === 'COMPLETED') {
+      ctx.print(`result    ${describeResult((await handle.result()) as ImportFileResult)}`);
+    } else if (status === 'FAILED') {
+      ctx.print(`failure   ${await handle.result().then(() => 'none', failureReason)}`);
+    }
+    ctx.print(`ui        ${workflowUiLink(config, workflowId)}`);
+  });
+}
