@@ -165,7 +165,6 @@ export async function importFile(rawInput: ImportFileInput): Promise<ImportFileR
 
   /** Runs one step until it succeeds: budget waits and operator retries re-run it; anything else fails the import. */
   async function runStep<T>(step: ImportStep, call: (rerun: Rerun) => Promise<T>): Promise<{ value: T; ms: number }> {
-    const phaseBefore = progress.phase;
     progress.phase = PHASE_OF_STEP[step];
     const started = Date.now();
     const budgetBefore = budgetWaitMs;
@@ -174,8 +173,6 @@ export async function importFile(rawInput: ImportFileInput): Promise<ImportFileR
       try {
         const value = await call(rerun);
         progress.lastError = undefined;
-        // A nested step (re-inspection inside the upload) hands the phase back.
-        if (phaseBefore !== 'validating') progress.phase = phaseBefore;
         return { value, ms: Date.now() - started - (budgetWaitMs - budgetBefore) };
       } catch (err) {
         if (isCancellation(err)) throw err;
@@ -243,6 +240,7 @@ export async function importFile(rawInput: ImportFileInput): Promise<ImportFileR
     if (rerun.afterFailureType === 'SourceChanged') {
       // The operator replaced the file: check the new one and pin its ETag before sending it.
       const again = await inspect();
+      progress.phase = 'uploading';
       source = again.value;
       reinspectMs += again.ms;
       progress.totalBytes = source.sizeBytes;

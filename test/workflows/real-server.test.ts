@@ -1,0 +1,366 @@
+/**
+ * The same scenarios as the replay tests, run end to end against a real
+ * Temporal server with in-test activities. No server can be had on the
+ * machines this project is built on, so these run only when one is named:
+ *   TEMPORAL_TEST_SERVER_PATH=/path/to/temporal-test-server  (time-skipping; fastest)
+ *   TEMPORAL_TEST_SERVER_PATH=/path/to/temporal              (the CLI's dev server)
+ *   TEMPORAL_ADDRESS=host:7233                               (a running server)
+ */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { Context } from '@temporalio/activity';
+import { WorkflowFailedError, type WorkflowHandle, WorkflowUpdateFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { bundleWorkflowCode, Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { budgetLedger } from '../../workflows/budget-ledger.js';
+import type { importFile } from '../../workflows/import-file.js';
+import type {
+  AwaitJobCompletionInput,
+  CreateImportJobInput,
+  ImportActivities,
+} from '../../workflows/policy/activity-contracts.js';
+import {
+  EXHAUSTED_SIGNAL,
+  type LedgerUsage,
+  ledgerWorkflowId,
+  RESERVE_UPDATE,
+  type ReserveRequest,
+  type ReserveResult,
+  USAGE_QUERY,
+  uploadTaskQueue,
+} from '../../workflows/policy/budget-contracts.js';
+import { BUDGETED_ENDPOINTS, type BudgetedEndpoint } from '../../workflows/policy/endpoints.js';
+import type { ImportFileInput } from '../../workflows/policy/import-input.js';
+import {
+  ABANDON_SIGNAL,
+  type ImportProgress,
+  PROGRESS_QUERY,
+  RETRY_SIGNAL,
+} from '../../workflows/policy/import-workflow-contract.js';
+import { jobKeyForWorkflow } from '../../workflows/policy/job-key.js';
+import type { FailureSpec } from './history-builder.js';
+import {
+  budgetExhausted,
+  importInput,
+  inspected,
+  jobCompleted,
+  jobCreated,
+  mappingsApplied,
+  uploaded,
+} from './import-fixtures.js';
+
+const serverPath = process.env.TEMPORAL_TEST_SERVER_PATH;
+const serverAddress = process.env.TEMPORAL_ADDRESS;
+const serverAvailable = (serverPath !== undefined && existsSync(serverPath)) || serverAddress !== undefined;
+if (!serverAvailable) {
+  console.log(
+    'real-server workflow tests skipped: no Temporal server here. Set TEMPORAL_TEST_SERVER_PATH to an existing temporal-test-server or temporal binary, or TEMPORAL_ADDRESS to a running server.',
+  );
+}
+
+async function createEnvironment(): Promise<TestWorkflowEnvironment> {
+  if (serverPath && existsSync(serverPath)) {
+    const executable = { type: 'existing-path', path: serverPath } as const;
+    return path.basename(serverPath).includes('test-server')
+      ? TestWorkflowEnvironment.createTimeSkipping({ server: { executable } })
+      : TestWorkflowEnvironment.createLocal({ server: { executable } });
+  }
+  return TestWorkflowEnvironment.createFromExistingServer({ address: serverAddress });
+}
+
+type Step = keyof ImportActivities;
+type Outcome = { returns: unknown } | { fails: FailureSpec };
+
+/** Activities that answer from a script, one outcome per call, and record what they were asked. */
+function scriptedActivities(script: Partial<Record<Step, Outcome[]>>) {
+  const calls: { step: Step; input: unknown; taskQueue: string }[] = [];
+  const defaults: Record<Step, unknown> = {
+    inspectSource: inspected,
+    applyFieldMappings: mappingsApplied,
+    createImportJob: jobCreated,
+    uploadData: uploaded,
+    awaitJobCompletion: jobCompleted,
+    readBudgetUsage: {},
+  };
+  const answer = (step: Step) => async (input: unknown) => {
+    calls.push({ step, input, taskQueue: Context.current().info.taskQueue });
+    const outcome = script[step]?.shift() ?? { returns: defaults[step] };
+    if ('fails' in outcome) {
+      const { message, type, details } = outcome.fails;
+      throw ApplicationFailure.create({ message, type, nonRetryable: true, details });
+    }
+    return outcome.returns;
+  };
+  const steps = Object.keys(defaults) as Step[];
+  const activities = Object.fromEntries(steps.map((s) => [s, answer(s)])) as unknown as ImportActivities;
+  return { activities, calls, callsOf: (step: Step) => calls.filter((c) => c.step === step) };
+}
+
+const failure = (type: string, message: string): FailureSpec => ({ type, message });
+
+describe.skipIf(!serverAvailable)('workflows on a real Temporal server', () => {
+  let env: TestWorkflowEnvironment;
+  let code: string;
+  let testNumber = 0;
+
+  beforeAll(async () => {
+    env = await createEnvironment();
+    ({ code } = await bundleWorkflowCode({
+      workflowsPath: path.resolve(import.meta.dirname, '../../workflows/index.ts'),
+    }));
+  }, 120_000);
+
+  afterAll(async () => {
+    await env?.teardown();
+  });
+
+  /** Runs `body` with a workflow worker and an upload worker, both serving `activities`. */
+  async function withWorkers<T>(activities: ImportActivities, body: (taskQueue: string) => Promise<T>): Promise<T> {
+    const taskQueue = `wf-test-${process.pid}-${++testNumber}`;
+    const main = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue,
+      workflowBundle: { code },
+      activities,
+    });
+    const uploads = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue: uploadTaskQueue(taskQueue),
+      activities: { uploadData: activities.uploadData },
+    });
+    return main.runUntil(uploads.runUntil(body(taskQueue)));
+  }
+
+  function startImport(taskQueue: string, input: ImportFileInput = importInput) {
+    return env.client.workflow.start<typeof importFile>('importFile', {
+      taskQueue,
+      workflowId: `${taskQueue}-import`,
+      args: [input],
+    });
+  }
+
+  async function progressWhen(
+    handle: WorkflowHandle<typeof importFile>,
+    ready: (p: ImportProgress) => boolean,
+  ): Promise<ImportProgress> {
+    for (;;) {
+      const progress = await handle.query<ImportProgress>(PROGRESS_QUERY);
+      if (ready(progress)) return progress;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
+  async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure> {
+    const err = await promise.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(WorkflowFailedError);
+    const cause = (err as WorkflowFailedError).cause;
+    expect(cause).toBeInstanceOf(ApplicationFailure);
+    return cause as ApplicationFailure;
+  }
+
+  it('imports a file: every step once, the upload on the upload queue, calls summed', async () => {
+    const { activities, calls, callsOf } = scriptedActivities({});
+    const { result, workflowId, taskQueue } = await withWorkers(activities, async (taskQueue) => {
+      const handle = await startImport(taskQueue);
+      return { result: await handle.result(), workflowId: handle.workflowId, taskQueue };
+    });
+    expect(calls.map((c) => c.step)).toEqual([
+      'inspectSource',
+      'applyFieldMappings',
+      'createImportJob',
+      'uploadData',
+      'awaitJobCompletion',
+    ]);
+    expect(callsOf('createImportJob')[0]?.input as CreateImportJobInput).toMatchObject({
+      jobKey: jobKeyForWorkflow(workflowId),
+    });
+    const upload = callsOf('uploadData')[0];
+    expect(upload?.taskQueue).toBe(uploadTaskQueue(taskQueue));
+    expect(upload?.input).toMatchObject({ listAction: 'noop', etag: inspected.etag, tenant: 'acme' });
+    expect(result).toMatchObject({
+      jobId: jobCreated.jobId,
+      state: 'completed',
+      bytes: inspected.sizeBytes,
+      etag: inspected.etag,
+      apiCalls: { getFieldMappings: 2, putFieldMappings: 1, listJobs: 1, createJob: 1, jobStatus: 4, submitData: 1 },
+      jobReused: false,
+      uploadSkipped: false,
+    });
+    expect(result.seconds.waitingForBudget).toBe(0);
+  });
+
+  it('waits for the budget window when createJob is spent, then creates the job and completes', async () => {
+    const resetsAt = new Date(Date.now() + 1_000).toISOString();
+    const { activities, callsOf } = scriptedActivities({
+      createImportJob: [{ fails: budgetExhausted('createJob', resetsAt) }],
+    });
+    const result = await withWorkers(activities, async (taskQueue) => {
+      const handle = await startImport(taskQueue);
+      const waiting = await progressWhen(handle, (p) => p.waitingForBudgetUntil !== undefined);
+      expect(Date.parse(waiting.waitingForBudgetUntil ?? '')).toBeGreaterThan(Date.parse(resetsAt));
+      expect(waiting.phase).toBe('creating-job');
+      return handle.result();
+    });
+    expect(callsOf('createImportJob')).toHaveLength(2);
+    expect(result.seconds.waitingForBudget).toBeGreaterThan(0);
+  }, 240_000);
+
+  it('resumes the completion wait after a budget wait with the same start instant, at the slowest poll rate', async () => {
+    const resetsAt = new Date(Date.now() + 1_000).toISOString();
+    const { activities, callsOf } = scriptedActivities({
+      awaitJobCompletion: [{ fails: { ...budgetExhausted('jobStatus', resetsAt), type: 'DailyLimitReached' } }],
+    });
+    await withWorkers(activities, async (taskQueue) => (await startImport(taskQueue)).result());
+    const [first, second] = callsOf('awaitJobCompletion').map((c) => c.input as AwaitJobCompletionInput);
+    expect(first?.startPollIndex).toBeUndefined();
+    expect(second?.startPollIndex).toBe(4);
+    expect(second?.waitingSince).toBe(first?.waitingSince);
+  }, 240_000);
+
+  it('fails when the job fails', async () => {
+    const { activities } = scriptedActivities({
+      awaitJobCompletion: [{ fails: failure('JobFailed', 'job 4242 failed') }],
+    });
+    const cause = await withWorkers(activities, async (taskQueue) =>
+      failureOf((await startImport(taskQueue)).result()),
+    );
+    expect(cause.type).toBe('JobFailed');
+    expect(cause.message).toBe('awaitJobCompletion failed (JobFailed): job 4242 failed');
+  });
+
+  it('fails at once on an operator-fixable error when onFailure is fail', async () => {
+    const { activities, callsOf } = scriptedActivities({
+      inspectSource: [{ fails: failure('InvalidCsvHeader', 'header lacks "Name"') }],
+    });
+    const cause = await withWorkers(activities, async (taskQueue) =>
+      failureOf((await startImport(taskQueue)).result()),
+    );
+    expect(cause.type).toBe('InvalidCsvHeader');
+    expect(cause.message).toBe('inspectSource failed (InvalidCsvHeader): header lacks "Name"');
+    expect(callsOf('createImportJob')).toHaveLength(0);
+  });
+
+  it('with await-retry, waits for the operator, and a retry signal re-runs the failed step', async () => {
+    const { activities, callsOf } = scriptedActivities({
+      uploadData: [{ fails: failure('Forbidden', 'no import permission') }],
+    });
+    const input: ImportFileInput = { ...importInput, onFailure: 'await-retry' };
+    const result = await withWorkers(activities, async (taskQueue) => {
+      const handle = await startImport(taskQueue, input);
+      const waiting = await progressWhen(handle, (p) => p.awaitingRetry !== undefined);
+      expect(waiting.awaitingRetry).toMatchObject({ step: 'uploadData', failureType: 'Forbidden' });
+      expect(waiting.lastError).toEqual({ step: 'uploadData', type: 'Forbidden', message: 'no import permission' });
+      await handle.signal(RETRY_SIGNAL);
+      return handle.result();
+    });
+    expect(callsOf('uploadData')).toHaveLength(2);
+    expect(callsOf('createImportJob')).toHaveLength(1);
+    expect(result.state).toBe('completed');
+  });
+
+  it('with await-retry, an abandon signal fails the import with the step and its cause', async () => {
+    const { activities } = scriptedActivities({
+      inspectSource: [{ fails: failure('SourceNotFound', 'no such object') }],
+    });
+    const input: ImportFileInput = { ...importInput, onFailure: 'await-retry' };
+    const cause = await withWorkers(activities, async (taskQueue) => {
+      const handle = await startImport(taskQueue, input);
+      await progressWhen(handle, (p) => p.awaitingRetry !== undefined);
+      await handle.signal(ABANDON_SIGNAL);
+      return failureOf(handle.result());
+    });
+    expect(cause.type).toBe('SourceNotFound');
+    expect(cause.message).toBe('inspectSource failed (SourceNotFound): no such object (abandoned by the operator)');
+  });
+
+  it('after a reset past the upload, reuses the job and skips the upload', async () => {
+    const { activities } = scriptedActivities({
+      createImportJob: [{ returns: { ...jobCreated, reused: true, state: 'queued' } }],
+      uploadData: [{ returns: { ...uploaded, skipped: true, bytesSent: 0 } }],
+    });
+    const result = await withWorkers(activities, async (taskQueue) => (await startImport(taskQueue)).result());
+    expect(result).toMatchObject({ jobReused: true, uploadSkipped: true, state: 'completed' });
+  });
+
+  it('rejects invalid input before calling any activity', async () => {
+    const { activities, calls } = scriptedActivities({});
+    const bad = { ...importInput, entityType: 'Lead' } as unknown as ImportFileInput;
+    const cause = await withWorkers(activities, async (taskQueue) =>
+      failureOf((await startImport(taskQueue, bad)).result()),
+    );
+    expect(cause.type).toBe('InvalidInput');
+    expect(cause.message).toContain('entityType must be one of Account, Opportunity, Person, Activity, got "Lead"');
+    expect(calls).toHaveLength(0);
+  });
+
+  describe('budget ledger', () => {
+    const settings = {
+      limits: Object.fromEntries(
+        Object.entries(BUDGETED_ENDPOINTS).map(([n, e]) => [n, e.defaultDailyLimit]),
+      ) as Record<BudgetedEndpoint, number>,
+      headroomPercent: 0,
+      resetMinuteUtc: 0,
+    };
+
+    async function startLedger(tenant: string) {
+      const { activities } = scriptedActivities({});
+      const taskQueue = `ledger-${process.pid}-${++testNumber}`;
+      const worker = await Worker.create({
+        connection: env.nativeConnection,
+        taskQueue,
+        workflowBundle: { code },
+        activities,
+      });
+      const handle = await env.client.workflow.start<typeof budgetLedger>('budgetLedger', {
+        taskQueue,
+        workflowId: ledgerWorkflowId(tenant),
+        args: [{ tenant, settings }],
+      });
+      const reserve = (request: ReserveRequest) =>
+        handle.executeUpdate<ReserveResult, [ReserveRequest]>(RESERVE_UPDATE, { args: [request] });
+      return { worker, handle, reserve };
+    }
+
+    it('grants once per requestId, rejects unknown endpoints, and honours the exhausted signal', async () => {
+      const { worker, handle, reserve } = await startLedger(`t${process.pid}a`);
+      await worker.runUntil(async () => {
+        const first = await reserve({ endpoint: 'createJob', requestId: 'wf/1/1' });
+        expect(first).toEqual({ granted: true, remaining: 1199 });
+        expect(await reserve({ endpoint: 'createJob', requestId: 'wf/1/1' })).toEqual(first);
+        await expect(
+          reserve({ endpoint: 'getFieldMappings' as BudgetedEndpoint, requestId: 'wf/1/2' }),
+        ).rejects.toBeInstanceOf(WorkflowUpdateFailedError);
+        const until = new Date(Date.now() + 3_600_000).toISOString();
+        await handle.signal(EXHAUSTED_SIGNAL, { endpoint: 'submitData', until });
+        expect(await reserve({ endpoint: 'submitData', requestId: 'wf/1/3' })).toEqual({
+          granted: false,
+          resetsAt: until,
+        });
+        const usage = await handle.query<LedgerUsage>(USAGE_QUERY);
+        expect(usage.createJob).toMatchObject({ used: 1, limit: 1200, remaining: 1199 });
+        await handle.terminate('test done');
+      });
+    });
+
+    it.skipIf(serverPath === undefined || !path.basename(serverPath).includes('test-server'))(
+      'starts a fresh window after the reset by continuing as new (time-skipping server)',
+      async () => {
+        const { worker, handle, reserve } = await startLedger(`t${process.pid}b`);
+        await worker.runUntil(async () => {
+          await reserve({ endpoint: 'createJob', requestId: 'before-reset' });
+          const firstRunId = (await handle.describe()).runId;
+          await env.sleep(25 * 3_600_000);
+          const usage = await handle.query<LedgerUsage>(USAGE_QUERY);
+          expect(usage.createJob.used).toBe(0);
+          expect((await handle.describe()).runId).not.toBe(firstRunId);
+          await handle.terminate('test done');
+        });
+      },
+    );
+  });
+});
