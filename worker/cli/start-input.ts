@@ -91,6 +91,13 @@ function fromFlags(flags: StartFlags, read: ReadText): Record<string, unknown> {
   return input;
 }
 
+/** JSON numbers above 2^53 arrive rounded: the id would silently name another source. */
+function unsafeSourceIdProblem(fieldMappings: unknown): string | undefined {
+  const sourceId = (fieldMappings as { sourceId?: unknown } | undefined)?.sourceId;
+  if (typeof sourceId !== 'number' || Number.isSafeInteger(sourceId)) return undefined;
+  return `fieldMappings.sourceId ${sourceId} is too large for a JSON number and was rounded; write it as a string, e.g. "sourceId": "9007199254740993"`;
+}
+
 function withFlag(problem: string): string {
   const field = /^[A-Za-z]+/.exec(problem)?.[0] ?? '';
   const flag = FLAG_OF_FIELD[field];
@@ -127,6 +134,8 @@ export function importInputFromFlags(
     raw = fromFlags(flags, read);
   }
   raw.tenant ??= defaultTenant;
+  const lostPrecision = unsafeSourceIdProblem(raw.fieldMappings);
+  if (lostPrecision) throw new CliError(lostPrecision);
   const problems = importInputProblems(raw);
   if (problems.length > 0) {
     const where = fromFile ? `--input ${flags.input}: ` : '';
