@@ -11,7 +11,14 @@ function recordingLogger() {
   const ignore = () => {};
   return {
     errors,
-    logger: { log: ignore, trace: ignore, debug: ignore, info: ignore, warn: ignore, error: (m: string) => errors.push(m) },
+    logger: {
+      log: ignore,
+      trace: ignore,
+      debug: ignore,
+      info: ignore,
+      warn: ignore,
+      error: (m: string) => errors.push(m),
+    },
   };
 }
 
