@@ -126,7 +126,11 @@ export class ServiceClient {
    * no answer for uploadResponseTimeoutMs after the last byte. The caller owns
    * `body`: on failure it is no longer read, and the caller destroys it.
    */
-  submitData(jobId: number, body: Readable | AsyncIterable<Uint8Array>, opts: SubmitDataOptions): Promise<ImportJob> {
+  submitData(
+    jobId: number,
+    body: Readable | AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+    opts: SubmitDataOptions,
+  ): Promise<ImportJob> {
     positiveInt('jobId', jobId);
     const contentLength = opts.contentLength;
     if (!Number.isSafeInteger(contentLength) || contentLength < 0) {
@@ -139,7 +143,7 @@ export class ServiceClient {
     const onProgress = opts.onProgress;
     async function* metered(): AsyncGenerator<Uint8Array> {
       try {
-        for await (const chunk of body as AsyncIterable<Uint8Array>) {
+        for await (const chunk of body) {
           // Pulled by undici only once the socket took the previous chunk: a stalled peer stalls this loop too.
           idleTimer?.refresh();
           bytesSent += chunk.byteLength;

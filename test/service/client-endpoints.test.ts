@@ -65,7 +65,10 @@ describe('ServiceClient: every endpoint answers with its typed result', () => {
     expect(page1.data.map((j) => j.id)).toEqual([b.id]);
     const page2 = await h.client.listJobs({ entityType: 'Opportunity', sort: '-createdAt', page: 2, perPage: 1 });
     expect(page2.data.map((j) => j.id)).toEqual([a.id]);
-    const query = h.sim.requests().filter((r) => r.endpoint === 'listJobs').at(-1)?.query;
+    const query = h.sim
+      .requests()
+      .filter((r) => r.endpoint === 'listJobs')
+      .at(-1)?.query;
     expect(new URLSearchParams(query).get('sort')).toBe('-createdAt');
   });
 
