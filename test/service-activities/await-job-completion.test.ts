@@ -146,6 +146,15 @@ describe('awaitJobCompletion', () => {
     expect(statusPolls(jobId)).toBe(0);
   });
 
+  it('cancellation during a poll aborts the request and ends the activity as cancelled', async () => {
+    const jobId = await newJob();
+    w.sim.delayNext('jobStatus', 30_000);
+    const a = run({ tenant: 't1', jobId, timeoutMs: 60_000 }, deps({ poll: { scheduleMs: [1], jitterRatio: 0 } }));
+    while (statusPolls(jobId) < 1) await new Promise((r) => setTimeout(r, 5));
+    a.env.cancel('CANCELLED');
+    await expect(a.result).rejects.toBeInstanceOf(CancelledFailure);
+  });
+
   it('a spent jobStatus budget fails BudgetExhausted with resetsAt after the polls it allowed', async () => {
     budget = budgetWith({ jobStatus: 2 });
     const jobId = await newJob();
