@@ -1,0 +1,69 @@
+/**
+ * Runs the two workers of one process on a shared connection:
+ * - the main task queue: every workflow and the short activities (status,
+ *   create job, mappings, budget reads), many at once;
+ * - the uploads task queue: only uploadData, a few at once, because each
+ *   moves gigabytes through this process.
+ * Used by `npm run worker` and in-process by the local demo.
+ */
+import type { Client } from '@temporalio/client';
+import { type NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import type { ActivityDeps } from '../activities/index.js';
+import { createActivities } from '../activities/index.js';
+import type { Config } from '../temporal.config.js';
+import { uploadTaskQueue } from '../workflows/policy/budget-contracts.js';
+import { createActivityDeps } from './dependencies.js';
+import type { WorkerMetrics } from './metrics.js';
+import { WORKFLOWS_SOURCE } from './workflow-source.js';
+
+export interface RunWorkerOptions {
+  config: Config;
+  connection: NativeConnection;
+  client: Client;
+  metrics?: WorkerMetrics;
+  /** Aborting it shuts both workers down gracefully (the process signals do so too). */
+  signal?: AbortSignal;
+  /** Overrides the dependencies built from config (tests). */
+  deps?: ActivityDeps;
+  /** Called once both workers are polling. */
+  onReady?: () => void;
+}
+
+function workflowSource(config: Config): Pick<WorkerOptions, 'workflowsPath' | 'workflowBundle'> {
+  const codePath = config.worker.workflowBundlePath;
+  return codePath ? { workflowBundle: { codePath } } : { workflowsPath: WORKFLOWS_SOURCE };
+}
+
+export async function runWorker(options: RunWorkerOptions): Promise<void> {
+  const { config, connection, client, metrics, signal } = options;
+  const deps = options.deps ?? createActivityDeps(config, client, metrics);
+  const { uploadData, ...shortActivities } = createActivities(deps);
+  const common = { connection, namespace: config.temporal.namespace };
+
+  const main = await Worker.create({
+    ...common,
+    ...workflowSource(config),
+    taskQueue: config.temporal.taskQueue,
+    activities: shortActivities,
+    maxConcurrentActivityTaskExecutions: config.worker.maxConcurrentActivities,
+  });
+  const uploads = await Worker.create({
+    ...common,
+    taskQueue: uploadTaskQueue(config.temporal.taskQueue),
+    activities: { uploadData },
+    maxConcurrentActivityTaskExecutions: config.worker.maxConcurrentUploads,
+  });
+
+  const stop = () => {
+    for (const w of [main, uploads]) if (w.getState() === 'RUNNING') w.shutdown();
+  };
+  signal?.addEventListener('abort', stop, { once: true });
+  const running = Promise.all([main.run(), uploads.run()]);
+  options.onReady?.();
+  try {
+    await running;
+  } finally {
+    signal?.removeEventListener('abort', stop);
+    await deps.service.close();
+  }
+}
