@@ -1,0 +1,111 @@
+/**
+ * Child workflow events for the shared HistoryBuilder (test/workflows), which
+ * builds activities, timers and signals but no children: start initiated,
+ * started, completed, failed, and a start refused because the id exists.
+ */
+import { HistoryBuilder, jsonPayload } from '../workflows/history-builder.js';
+
+type Json = Record<string, unknown>;
+
+export interface ChildRef {
+  workflowId: string;
+  workflowType: string;
+  initiatedId: number;
+  startedId?: number;
+}
+
+/** The builder's event writer; private there, because only builders add events. */
+type EventWriter = { push(eventType: string, attributesKey: string, attributes: Json): number };
+
+export class NightlyHistoryBuilder extends HistoryBuilder {
+  private write(eventType: string, attributesKey: string, attributes: Json): number {
+    return (this as unknown as EventWriter).push(eventType, attributesKey, attributes);
+  }
+
+  private lastWorkflowTaskCompletedId(): string {
+    const completed = this.build().events.filter((e) => e.eventType === 'EVENT_TYPE_WORKFLOW_TASK_COMPLETED');
+    return String(completed.at(-1)?.eventId);
+  }
+
+  private execution(ref: ChildRef) {
+    return { workflowId: ref.workflowId, runId: `run-${ref.workflowId}` };
+  }
+
+  /** The last workflow task started a child (the command's event). */
+  initiateChild(workflowType: string, workflowId: string, input: unknown): ChildRef {
+    const initiatedId = this.write(
+      'EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED',
+      'startChildWorkflowExecutionInitiatedEventAttributes',
+      {
+        namespace: 'default',
+        workflowId,
+        workflowType: { name: workflowType },
+        taskQueue: { name: this.taskQueue, kind: 'TASK_QUEUE_KIND_NORMAL' },
+        input: { payloads: [jsonPayload(input)] },
+        workflowExecutionTimeout: '0s',
+        workflowRunTimeout: '0s',
+        workflowTaskTimeout: '10s',
+        parentClosePolicy: 'PARENT_CLOSE_POLICY_ABANDON',
+        workflowIdReusePolicy: 'WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY',
+        workflowTaskCompletedEventId: this.lastWorkflowTaskCompletedId(),
+      },
+    );
+    return { workflowId, workflowType, initiatedId };
+  }
+
+  childStarted(ref: ChildRef, task: { suggestContinueAsNew?: boolean } = {}): this {
+    ref.startedId = this.write(
+      'EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_STARTED',
+      'childWorkflowExecutionStartedEventAttributes',
+      {
+        namespace: 'default',
+        initiatedEventId: String(ref.initiatedId),
+        workflowExecution: this.execution(ref),
+        workflowType: { name: ref.workflowType },
+      },
+    );
+    return this.workflowTask(task);
+  }
+
+  /** The server refused the start: a workflow with this id already exists (and the reuse policy forbids another). */
+  childAlreadyExists(ref: ChildRef): this {
+    this.write('EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_FAILED', 'startChildWorkflowExecutionFailedEventAttributes', {
+      namespace: 'default',
+      workflowId: ref.workflowId,
+      workflowType: { name: ref.workflowType },
+      cause: 'START_CHILD_WORKFLOW_EXECUTION_FAILED_CAUSE_WORKFLOW_ALREADY_EXISTS',
+      initiatedEventId: String(ref.initiatedId),
+      workflowTaskCompletedEventId: this.lastWorkflowTaskCompletedId(),
+    });
+    return this.workflowTask();
+  }
+
+  childCompleted(ref: ChildRef, result: unknown): this {
+    this.write('EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED', 'childWorkflowExecutionCompletedEventAttributes', {
+      result: { payloads: [jsonPayload(result)] },
+      namespace: 'default',
+      workflowExecution: this.execution(ref),
+      workflowType: { name: ref.workflowType },
+      initiatedEventId: String(ref.initiatedId),
+      startedEventId: String(ref.startedId),
+    });
+    return this.workflowTask();
+  }
+
+  childFailed(ref: ChildRef, failure: { type: string; message: string }): this {
+    this.write('EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_FAILED', 'childWorkflowExecutionFailedEventAttributes', {
+      failure: {
+        message: failure.message,
+        source: 'TypeScriptSDK',
+        applicationFailureInfo: { type: failure.type, nonRetryable: true },
+      },
+      namespace: 'default',
+      workflowExecution: this.execution(ref),
+      workflowType: { name: ref.workflowType },
+      initiatedEventId: String(ref.initiatedId),
+      startedEventId: String(ref.startedId),
+      retryState: 'RETRY_STATE_NON_RETRYABLE_FAILURE',
+    });
+    return this.workflowTask();
+  }
+}
