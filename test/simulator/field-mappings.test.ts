@@ -1,0 +1,110 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type Simulator, startSimulator } from './server.js';
+import { call, createJob, upload, waitForOutcome } from './test-client.js';
+
+let sim: Simulator;
+beforeEach(async () => {
+  sim = await startSimulator({ processingMs: 20, customSources: ['1001'] });
+});
+afterEach(() => sim.close());
+
+const PATH = '/integration/v1/custom-sources/1001/field-mappings/account';
+const MAPPINGS = [
+  { sourceFieldLabel: 'Company', serviceFieldName: 'name', dataType: 'string' },
+  { sourceFieldLabel: 'Web Site', serviceFieldName: 'domain', dataType: 'string' },
+];
+
+describe('field mappings', () => {
+  it('reads an empty set before any PUT', async () => {
+    expect(await call(sim, 'GET', PATH)).toMatchObject({ status: 200, body: { fieldMappings: [] } });
+  });
+
+  it('answers 201 with no body to a PUT and reads the set back', async () => {
+    const put = await call(sim, 'PUT', PATH, { body: { fieldMappings: MAPPINGS } });
+    expect(put).toEqual({ status: 201, body: undefined, text: '' });
+    expect(await call(sim, 'GET', PATH)).toMatchObject({ status: 200, body: { fieldMappings: MAPPINGS } });
+    expect(sim.fieldMappings('1001', 'account')).toEqual(MAPPINGS);
+  });
+
+  it('replaces the whole set on each PUT', async () => {
+    await call(sim, 'PUT', PATH, { body: { fieldMappings: MAPPINGS } });
+    await call(sim, 'PUT', PATH, { body: { fieldMappings: [MAPPINGS[1]] } });
+    expect((await call(sim, 'GET', PATH)).body).toEqual({ fieldMappings: [MAPPINGS[1]] });
+  });
+
+  it('keeps account and person sets apart', async () => {
+    await call(sim, 'PUT', PATH, { body: { fieldMappings: MAPPINGS } });
+    expect((await call(sim, 'GET', PATH.replace('account', 'person'))).body).toEqual({ fieldMappings: [] });
+  });
+
+  it('answers 404 with the error envelope for an unknown source', async () => {
+    const answer = await call(sim, 'GET', PATH.replace('1001', '9999'));
+    expect(answer.status).toBe(404);
+    expect(answer.body).toEqual({
+      error: { code: '404-000', message: expect.any(String), diagnosticCode: expect.any(String) },
+    });
+    expect((await call(sim, 'PUT', PATH.replace('1001', '9999'), { body: { fieldMappings: [] } })).status).toBe(404);
+  });
+
+  it('answers 400-000 for an object type other than account or person', async () => {
+    const answer = await call(sim, 'GET', PATH.replace('account', 'opportunity'));
+    expect(answer).toMatchObject({ status: 400, body: { error: { code: '400-000' } } });
+  });
+
+  it.each([
+    [{ fieldMappings: [{ sourceFieldLabel: 'A', serviceFieldName: 'a' }] }, 'dataType'],
+    [{ fieldMappings: [{ sourceFieldLabel: '', serviceFieldName: 'a', dataType: 'string' }] }, 'sourceFieldLabel'],
+    [
+      { fieldMappings: [{ sourceFieldLabel: 'A', serviceFieldName: 'a', dataType: 'string' }, 'x'] },
+      'fieldMappings[1]',
+    ],
+    [{ mappings: [] }, 'fieldMappings'],
+  ])('refuses PUT body %j with 400-000 naming %s and keeps the old set', async (body, what) => {
+    await call(sim, 'PUT', PATH, { body: { fieldMappings: MAPPINGS } });
+    const answer = await call(sim, 'PUT', PATH, { body });
+    expect(answer).toMatchObject({
+      status: 400,
+      body: { error: { code: '400-000', message: expect.stringContaining(what) } },
+    });
+    expect(sim.fieldMappings('1001', 'account')).toEqual(MAPPINGS);
+  });
+
+  it('seedFieldMappings makes a source known and its mappings readable', async () => {
+    sim.seedFieldMappings('2002', 'person', MAPPINGS);
+    expect((await call(sim, 'GET', '/integration/v1/custom-sources/2002/field-mappings/person')).body).toEqual({
+      fieldMappings: MAPPINGS,
+    });
+  });
+});
+
+describe('header check against the mappings', () => {
+  it('fails a custom-source job whose header lacks a mapped label', async () => {
+    sim.seedFieldMappings('1001', 'account', MAPPINGS);
+    const { id } = await createJob(sim, { entityType: 'Account', source: '1001' });
+    await upload(sim, id, 'Company,Domain\nAcme,acme.com\n');
+    expect(await waitForOutcome(sim, id)).toMatchObject({ state: 'failed' });
+    expect(sim.job(id)?.failureReason).toContain('"Web Site"');
+  });
+
+  it('completes a custom-source job whose header has every mapped label (quoted, BOM, CRLF)', async () => {
+    sim.seedFieldMappings('1001', 'account', MAPPINGS);
+    const { id } = await createJob(sim, { entityType: 'Account', source: '1001' });
+    await upload(sim, id, '\uFEFF"Web Site",Company,Extra\r\nacme.com,Acme,1\r\n');
+    expect(await waitForOutcome(sim, id)).toMatchObject({ state: 'completed' });
+    expect(sim.job(id)?.header).toEqual(['Web Site', 'Company', 'Extra']);
+  });
+
+  it('checks Person jobs against the person set only', async () => {
+    sim.seedFieldMappings('1001', 'account', MAPPINGS);
+    const { id } = await createJob(sim, { entityType: 'Person', source: '1001' });
+    await upload(sim, id, 'First Name\nAda\n');
+    expect(await waitForOutcome(sim, id)).toMatchObject({ state: 'completed' });
+  });
+
+  it('does not check a CSV-source job against any custom source', async () => {
+    sim.seedFieldMappings('1001', 'account', MAPPINGS);
+    const { id } = await createJob(sim, { entityType: 'Account' });
+    await upload(sim, id, 'Anything\n1\n');
+    expect(await waitForOutcome(sim, id)).toMatchObject({ state: 'completed' });
+  });
+});
