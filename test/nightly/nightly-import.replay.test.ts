@@ -7,6 +7,7 @@
 import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger, type InjectedSinks, Runtime, Worker } from '@temporalio/worker';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { CHILD_STARTS_PER_RUN, LIST_PAGE_SIZE } from '../../workflows/nightly-import.js';
 import type { BudgetUsage, FeedObject, ListFeedObjectsResult } from '../../workflows/policy/activity-contracts.js';
 import {
   emptyTally,
@@ -231,6 +232,41 @@ describe('nightlyImport replays', () => {
     h.childStarted(ref).childCompleted(ref, { jobId: 9 });
     const seen = await replay(h.completeWorkflow({ ...carried, started: 501, succeeded: 500 }));
     expect(seen.result).toEqual({ ...carried, started: 501, succeeded: 500 });
+  });
+
+  it('keeps each run bounded for a large feed: continue-as-new at the first page boundary past 500 starts', async () => {
+    const serial = { ...feed, maxConcurrentImports: 1 };
+    const objects = Array.from({ length: 3 * LIST_PAGE_SIZE }, (_, i) => object(`${String(i).padStart(5, '0')}.csv`));
+    const h = new NightlyHistoryBuilder({
+      workflowType: 'nightlyImport',
+      args: [{ feedId: FEED_ID, feed: serial }],
+      startTime: START,
+    });
+    const pages = [0, 1, 2].map((p) => objects.slice(p * LIST_PAGE_SIZE, (p + 1) * LIST_PAGE_SIZE));
+    h.activity('listFeedObjects', page(pages[0]!, 'page-2')).activity('readBudgetUsage', { returns: budget(1200) });
+    pages.forEach((onPage, p) => {
+      onPage.forEach((o, i) => {
+        const ref = h.initiateChild('importFile', idOf(o), importInputForObject(FEED_ID, serial, o));
+        h.childStarted(ref);
+        // Once a page's last child has started, the next page is listed while that child still runs.
+        if (i === onPage.length - 1 && p < 2) h.activity('listFeedObjects', page(pages[p + 1]!, `page-${p + 3}`));
+        h.childCompleted(ref, { jobId: i });
+      });
+    });
+    // Three pages: 400 starts are below the per-run bound, 600 are past it.
+    expect(2 * LIST_PAGE_SIZE).toBeLessThan(CHILD_STARTS_PER_RUN);
+    const next = {
+      feedId: FEED_ID,
+      feed: serial,
+      tally: tally({ started: 600, succeeded: 600 }),
+      continuationToken: 'page-4',
+    };
+    const history = h.continueAsNew([next]);
+    const seen = await replay(history);
+    expect(seen.children).toHaveLength(600);
+    expect(seen.continuedAsNew).toEqual([next]);
+    // About 8 events a child: far from Temporal's history limits, so 10,000 objects take ~17 such runs.
+    expect(history.events.length).toBeLessThan(10 * 600);
   });
 
   it('fails the replay when the workflow would start a different child than the history holds', async () => {
