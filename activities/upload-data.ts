@@ -6,12 +6,13 @@
  * uploads an accepted file again. One PUT cannot resume half way, so a retry
  * that finds the job `new` sends the whole file again.
  *
- * Bytes flow S3 -> meter -> PUT with backpressure end to end; memory stays
+ * The S3 body is the PUT body: the client pulls a chunk only when the socket
+ * took the last one, so backpressure holds end to end and memory stays
  * bounded by stream buffers (or the ranged reader's window). The read is
  * pinned to the ETag seen at preflight. Progress is heartbeated; cancellation
  * and an idle watchdog abort both the S3 read and the PUT.
  */
-import { pipeline, type Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { UploadDataInput, UploadDataResult, UploadProgress } from '../workflows/policy/activity-contracts.js';
@@ -23,7 +24,6 @@ import type { S3Source } from './s3/source.js';
 import type { CallOptions, ImportJob, SubmitDataOptions } from './service/types.js';
 import { ServiceCalls } from './service-calls.js';
 import { IdleWatchdog } from './upload/idle-watchdog.js';
-import { ProgressMeter } from './upload/progress-meter.js';
 
 /** What this activity needs of the service client. */
 export interface UploadService {
@@ -98,11 +98,11 @@ async function transfer(
       ),
     ),
   );
-  const meter = new ProgressMeter((n) => {
-    progress.bytesSent += n;
+  const onProgress = (bytesSent: number) => {
+    deps.onBytes?.(bytesSent - progress.bytesSent);
+    progress.bytesSent = bytesSent;
     watchdog.touch();
-    deps.onBytes?.(n);
-  });
+  };
   let source: Readable | undefined;
   let sourceError: unknown;
   try {
@@ -115,11 +115,11 @@ async function transfer(
     watchdog.disarm();
     return await calls.run('submitData', () => {
       watchdog.arm();
-      pipeline(source!, meter, () => {});
-      return deps.service.submitData(input.jobId, meter, {
+      return deps.service.submitData(input.jobId, source!, {
         contentLength: sizeBytes,
         listAction: input.listAction,
         signal: abort.signal,
+        onProgress,
       });
     });
   } catch (err) {
@@ -130,7 +130,6 @@ async function transfer(
     cancelled.removeEventListener('abort', onCancel);
     if (!abort.signal.aborted) abort.abort();
     source?.destroy();
-    meter.destroy();
   }
 }
 

@@ -56,7 +56,9 @@ describe('uploadData streams the S3 object into the job', () => {
     const bytes = csvBytes(1_000_003);
     const input = await prepare(`exact-${parallelParts}.csv`, bytes);
 
-    const { result } = runUpload(uploadDeps(world, { parallelParts, partSizeBytes: 64 * 1024 }), input);
+    let counted = 0;
+    const deps = uploadDeps(world, { parallelParts, partSizeBytes: 64 * 1024, onBytes: (n) => (counted += n) });
+    const { result } = runUpload(deps, input);
 
     expect(await result).toEqual({
       skipped: false,
@@ -69,6 +71,7 @@ describe('uploadData streams the S3 object into the job', () => {
     expect(job.bytesReceived).toBe(bytes.length);
     expect(job.uploads).toBe(1);
     expect(job.listAction).toBe('noop');
+    expect(counted).toBe(bytes.length);
   });
 
   it('heartbeats growing progress while it streams', async () => {
