@@ -1,0 +1,24 @@
+/**
+ * Benchmark child (a): S3 GetObject through the SDK into nothing. The
+ * ceiling an upload can reach: it cannot move bytes faster than it reads them.
+ */
+import { Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createS3Client, S3Source } from '../../activities/s3/source.js';
+import { readTarget, report } from './bench-env.js';
+
+const t = readTarget();
+const source = new S3Source(createS3Client({ endpoint: t.s3Endpoint, region: 'us-east-1', forcePathStyle: true }));
+const started = performance.now();
+let bytes = 0;
+const body = await source.read(t.bucket, t.key, { etag: t.etag });
+await pipeline(
+  body,
+  new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      bytes += chunk.length;
+      callback();
+    },
+  }),
+);
+report({ bytes, seconds: (performance.now() - started) / 1000 });
