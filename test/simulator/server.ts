@@ -92,6 +92,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const limits = new DailyLimits(options.dailyLimits ?? {}, resetMinuteUtc, now);
   const faults = new FaultPlan();
   const log: RequestRecord[] = [];
+  // Wakes injected delays when the simulator closes, so no timer outlives it.
+  const closed = new AbortController();
 
   async function serveService(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     const match = matchRoute(req.method ?? '', url.pathname);
@@ -137,7 +139,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     // Read what is left of the body before answering: an answer sent over unread
     // request bytes can be lost to the TCP reset that closing such a socket causes.
     await drain(req);
-    if (delayMs !== undefined) await sleep(delayMs);
+    if (delayMs !== undefined) await sleep(delayMs, undefined, { signal: closed.signal }).catch(() => undefined);
     if (drop || req.socket.destroyed) {
       req.socket.destroy();
       return;
@@ -180,6 +182,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     close() {
       closing ??= new Promise<void>((resolve) => {
         store.stop();
+        closed.abort();
         server.close(() => resolve());
         server.closeAllConnections();
       });
