@@ -1,17 +1,13 @@
 /**
  * The same scenarios as the replay tests, run end to end against a real
- * Temporal server with in-test activities. No server can be had on the
- * machines this project is built on, so these run only when one is named:
- *   TEMPORAL_TEST_SERVER_PATH=/path/to/temporal-test-server  (time-skipping; fastest)
- *   TEMPORAL_TEST_SERVER_PATH=/path/to/temporal              (the CLI's dev server)
- *   TEMPORAL_ADDRESS=host:7233                               (a running server)
+ * Temporal server with in-test activities; see test/support/temporal-server.ts
+ * for how to name one (none can be had on the machines this project is built on).
  */
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { WorkflowFailedError, type WorkflowHandle, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { budgetLedger } from '../../workflows/budget-ledger.js';
@@ -40,6 +36,7 @@ import {
   RETRY_SIGNAL,
 } from '../../workflows/policy/import-workflow-contract.js';
 import { jobKeyForWorkflow } from '../../workflows/policy/job-key.js';
+import { createEnvironment, reportSkipIfNoServer, serverAvailable, timeSkipping } from '../support/temporal-server.js';
 import type { FailureSpec } from './history-builder.js';
 import {
   budgetExhausted,
@@ -51,24 +48,7 @@ import {
   uploaded,
 } from './import-fixtures.js';
 
-const serverPath = process.env.TEMPORAL_TEST_SERVER_PATH;
-const serverAddress = process.env.TEMPORAL_ADDRESS;
-const serverAvailable = (serverPath !== undefined && existsSync(serverPath)) || serverAddress !== undefined;
-if (!serverAvailable) {
-  console.log(
-    'real-server workflow tests skipped: no Temporal server here. Set TEMPORAL_TEST_SERVER_PATH to an existing temporal-test-server or temporal binary, or TEMPORAL_ADDRESS to a running server.',
-  );
-}
-
-async function createEnvironment(): Promise<TestWorkflowEnvironment> {
-  if (serverPath && existsSync(serverPath)) {
-    const executable = { type: 'existing-path', path: serverPath } as const;
-    return path.basename(serverPath).includes('test-server')
-      ? TestWorkflowEnvironment.createTimeSkipping({ server: { executable } })
-      : TestWorkflowEnvironment.createLocal({ server: { executable } });
-  }
-  return TestWorkflowEnvironment.createFromExistingServer({ address: serverAddress });
-}
+reportSkipIfNoServer('real-server workflow tests');
 
 type Step = keyof ImportActivities;
 type Outcome = { returns: unknown } | { fails: FailureSpec };
@@ -347,7 +327,7 @@ describe.skipIf(!serverAvailable)('workflows on a real Temporal server', () => {
       });
     });
 
-    it.skipIf(serverPath === undefined || !path.basename(serverPath).includes('test-server'))(
+    it.skipIf(!timeSkipping)(
       'starts a fresh window after the reset by continuing as new (time-skipping server)',
       async () => {
         const { worker, handle, reserve } = await startLedger(`t${process.pid}b`);

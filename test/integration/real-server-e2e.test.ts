@@ -1,0 +1,135 @@
+/**
+ * The whole product on a real Temporal server: the worker as `npm start` runs
+ * it (runWorker with dependencies built from configuration, the budget ledger
+ * reached by update-with-start), s3rver, and the service simulator. The same
+ * promises as resumable-pipeline.test.ts, now with Temporal's own retries,
+ * timers and Reset. Skipped where no server can be had (see test/support).
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import type { WorkflowHandle } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../temporal.config.js';
+import { type LocalS3, S3RVER_CREDENTIALS, startLocalS3 } from '../../worker/demo/local-s3.js';
+import { runWorker } from '../../worker/run-worker.js';
+import type { importFile } from '../../workflows/import-file.js';
+import { type LedgerUsage, ledgerWorkflowId, USAGE_QUERY } from '../../workflows/policy/budget-contracts.js';
+import type { ImportFileInput } from '../../workflows/policy/import-input.js';
+import { DEMO_TOKENS, type Simulator, startSimulator } from '../simulator/server.js';
+import { createEnvironment, reportSkipIfNoServer, serverAvailable } from '../support/temporal-server.js';
+
+reportSkipIfNoServer('real-server end-to-end tests');
+
+const BUCKET = 'crm-exports';
+const TENANT = `e2e-${process.pid}`;
+const EventType = temporal.api.enums.v1.EventType;
+
+function accountsCsv(rows: number): Buffer {
+  const lines = ['Account Name,Account Domain'];
+  for (let i = 0; i < rows; i++) lines.push(`Company ${i},company-${i}.example.com`);
+  return Buffer.from(`${lines.join('\n')}\n`);
+}
+
+describe.skipIf(!serverAvailable)('the worker on a real Temporal server', () => {
+  let env: TestWorkflowEnvironment;
+  let s3: LocalS3;
+  let sim: Simulator;
+  let stopWorker: AbortController;
+  let worker: Promise<void>;
+  let taskQueue: string;
+  const file = accountsCsv(30_000);
+
+  beforeAll(async () => {
+    env = await createEnvironment();
+    s3 = await startLocalS3({ buckets: [BUCKET] });
+    sim = await startSimulator({ processingMs: 300 });
+    await s3.client.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'accounts.csv', Body: file }));
+    // The worker reads S3 credentials from the AWS default chain, as in production.
+    process.env.AWS_ACCESS_KEY_ID = S3RVER_CREDENTIALS.accessKeyId;
+    process.env.AWS_SECRET_ACCESS_KEY = S3RVER_CREDENTIALS.secretAccessKey;
+    taskQueue = `e2e-${randomUUID()}`;
+    const config = loadConfig(
+      {
+        COMPANY_DATA_BASE_URL: sim.baseUrl,
+        COMPANY_DATA_TOKEN: DEMO_TOKENS.importer,
+        S3_ENDPOINT: s3.endpoint,
+        IMPORT_TASK_QUEUE: taskQueue,
+        IMPORT_POLL_SCHEDULE: '200ms,500ms',
+        WORKER_METRICS_PORT: '0',
+      },
+      { needsService: true },
+    );
+    stopWorker = new AbortController();
+    worker = runWorker({
+      config: { ...config, temporal: { ...config.temporal, namespace: env.namespace ?? 'default' } },
+      connection: env.nativeConnection,
+      client: env.client,
+      signal: stopWorker.signal,
+    });
+  }, 180_000);
+
+  afterAll(async () => {
+    stopWorker?.abort();
+    await worker;
+    await sim?.close();
+    await s3?.close();
+    await env?.teardown();
+  });
+
+  const input = (name: string): ImportFileInput => ({
+    source: { bucket: BUCKET, key: 'accounts.csv' },
+    dataImportName: name,
+    entityType: 'Account',
+    listAction: 'insert',
+    tenant: TENANT,
+    fieldMappings: {
+      sourceId: '1001',
+      objectType: 'account',
+      mappings: [{ sourceFieldLabel: 'Account Name', serviceFieldName: 'name', dataType: 'string' }],
+    },
+  });
+
+  it('imports a file: one completed job holding the exact bytes, every call counted by the ledger', async () => {
+    const result = await env.client.workflow.execute<typeof importFile>('importFile', {
+      taskQueue,
+      workflowId: `e2e-happy-${randomUUID()}`,
+      args: [input('e2e happy path')],
+    });
+    expect(result).toMatchObject({ state: 'completed', bytes: file.length, jobReused: false, uploadSkipped: false });
+    const job = sim.job(result.jobId);
+    expect(job).toMatchObject({ state: 'completed', uploads: 1, listAction: 'insert' });
+    expect(job?.sha256).toBe(createHash('sha256').update(file).digest('hex'));
+
+    const usage = await env.client.workflow.getHandle(ledgerWorkflowId(TENANT)).query<LedgerUsage>(USAGE_QUERY);
+    expect(usage.createJob.used).toBe(result.apiCalls.createJob);
+    expect(usage.submitData.used).toBe(result.apiCalls.submitData);
+  }, 120_000);
+
+  it('a Reset from the first workflow task after the upload creates no second job and sends nothing again', async () => {
+    const workflowId = `e2e-reset-${randomUUID()}`;
+    const handle: WorkflowHandle<typeof importFile> = await env.client.workflow.start<typeof importFile>('importFile', {
+      taskQueue,
+      workflowId,
+      args: [input('e2e reset')],
+    });
+    const first = await handle.result();
+    const jobsBefore = sim.jobs().length;
+
+    const history = await handle.fetchHistory();
+    const firstTask = history.events?.find((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED);
+    const { runId } = await env.client.workflowService.resetWorkflowExecution({
+      namespace: env.namespace ?? 'default',
+      workflowExecution: { workflowId, runId: (await handle.describe()).runId },
+      workflowTaskFinishEventId: firstTask?.eventId,
+      reason: 'operator reset in a test',
+      requestId: randomUUID(),
+    });
+    const again = await env.client.workflow.getHandle<typeof importFile>(workflowId, runId ?? undefined).result();
+
+    expect(again).toMatchObject({ jobId: first.jobId, jobReused: true, uploadSkipped: true, state: 'completed' });
+    expect(sim.jobs()).toHaveLength(jobsBefore);
+    expect(sim.job(first.jobId)?.uploads).toBe(1);
+  }, 120_000);
+});
