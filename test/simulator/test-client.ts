@@ -14,10 +14,10 @@ export async function call(
   sim: Simulator,
   method: string,
   path: string,
-  options: { body?: unknown; raw?: BodyInit; headers?: Record<string, string> } = {},
+  options: { body?: unknown; raw?: string | Buffer; headers?: Record<string, string> } = {},
 ): Promise<Answer> {
   const headers: Record<string, string> = { ...IMPORTER, ...options.headers };
-  let body: BodyInit | undefined = options.raw;
+  let body: string | Buffer | undefined = options.raw;
   if (options.body !== undefined) {
     headers['content-type'] = 'application/json';
     body = JSON.stringify(options.body);
