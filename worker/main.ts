@@ -23,16 +23,20 @@ async function main(): Promise<void> {
       metrics: port > 0 ? { prometheus: { bindAddress: `0.0.0.0:${port}` } } : undefined,
     },
   });
-  const connection = await NativeConnection.connect(config.temporal.connection);
-  const client = new Client({ connection, namespace: config.temporal.namespace });
+  const address = config.temporal.connection.address;
   logger.info('Worker starting', {
     taskQueue: config.temporal.taskQueue,
     namespace: config.temporal.namespace,
-    temporal: config.temporal.connection.address,
+    temporal: address,
     service: config.service?.baseUrl,
     tenant: config.tenant,
     metrics: port > 0 ? `http://0.0.0.0:${port}/metrics` : 'off',
   });
+  const connection = await NativeConnection.connect(config.temporal.connection).catch((err: Error) => {
+    const reason = /Connection refused/i.test(err.message) ? 'connection refused' : err.message;
+    throw new Error(`cannot reach the Temporal server at ${address} (${reason}); set TEMPORAL_ADDRESS`);
+  });
+  const client = new Client({ connection, namespace: config.temporal.namespace });
   try {
     await runWorker({
       config,
