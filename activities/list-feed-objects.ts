@@ -3,31 +3,14 @@
  * feed's key pattern. The workflow pages through with the continuation token,
  * so no run ever holds a whole bucket listing.
  */
-import { ListObjectsV2Command, type S3Client, S3ServiceException } from '@aws-sdk/client-s3';
-import type {
-  FeedObject,
-  ListFeedObjectsInput,
-  ListFeedObjectsResult,
-} from '../workflows/policy/activity-contracts.js';
+import type { ListFeedObjectsInput, ListFeedObjectsResult } from '../workflows/policy/activity-contracts.js';
 import { normaliseEtag } from '../workflows/policy/nightly.js';
 import { failure } from './failures.js';
-
-export interface ListObjectsPageInput {
-  bucket: string;
-  prefix: string;
-  continuationToken?: string;
-  maxKeys: number;
-}
-
-export interface ListObjectsPage {
-  objects: FeedObject[];
-  nextContinuationToken?: string;
-}
+import { SourceObjectMissing } from './s3/errors.js';
+import type { S3Source } from './s3/source.js';
 
 /** What this activity needs from the S3 source. */
-export interface ObjectLister {
-  listObjects(input: ListObjectsPageInput): Promise<ListObjectsPage>;
-}
+export type ObjectLister = Pick<S3Source, 'listObjects'>;
 
 /** S3 allows at most 1,000 keys a page. */
 const MAX_KEYS_LIMIT = 1000;
@@ -48,57 +31,27 @@ export function makeListFeedObjects(deps: { s3: ObjectLister }) {
         );
       }
     }
-    const page = await deps.s3.listObjects({
-      bucket: input.bucket,
-      prefix: input.prefix,
-      continuationToken: input.continuationToken,
-      maxKeys: input.maxKeys,
-    });
-    const objects = page.objects.filter((o) => {
+    let page: Awaited<ReturnType<ObjectLister['listObjects']>>;
+    try {
+      page = await deps.s3.listObjects({
+        bucket: input.bucket,
+        prefix: input.prefix,
+        continuationToken: input.continuationToken,
+        maxKeys: input.maxKeys,
+      });
+    } catch (err) {
+      if (err instanceof SourceObjectMissing) {
+        throw failure('SourceNotFound', `${err.message}; a feed's bucket must exist and be listable by the worker`);
+      }
+      throw err;
+    }
+    const objects = page.objects
       // "Folder" placeholder objects are not files.
-      if (o.key.endsWith('/')) return false;
-      return pattern === undefined || pattern.test(o.key.slice(input.prefix.length));
-    });
+      .filter((o) => !o.key.endsWith('/'))
+      .filter((o) => pattern === undefined || pattern.test(o.key.slice(input.prefix.length)))
+      .map((o) => ({ ...o, etag: normaliseEtag(o.etag) }));
     return page.nextContinuationToken === undefined
       ? { objects }
       : { objects, nextContinuationToken: page.nextContinuationToken };
   };
-}
-
-/** An ObjectLister over the AWS SDK: one ListObjectsV2 call a page. */
-export function s3ObjectLister(client: S3Client): ObjectLister {
-  return {
-    async listObjects(input) {
-      try {
-        const out = await client.send(
-          new ListObjectsV2Command({
-            Bucket: input.bucket,
-            Prefix: input.prefix || undefined,
-            ContinuationToken: input.continuationToken,
-            MaxKeys: input.maxKeys,
-          }),
-        );
-        const objects = (out.Contents ?? []).map((o) => ({
-          key: o.Key ?? '',
-          etag: normaliseEtag(o.ETag ?? ''),
-          sizeBytes: o.Size ?? 0,
-          lastModified: (o.LastModified ?? new Date(0)).toISOString(),
-        }));
-        return out.IsTruncated && out.NextContinuationToken
-          ? { objects, nextContinuationToken: out.NextContinuationToken }
-          : { objects };
-      } catch (err) {
-        throw listingFailure(err, input.bucket);
-      }
-    },
-  };
-}
-
-function listingFailure(err: unknown, bucket: string): unknown {
-  if (!(err instanceof S3ServiceException)) return err;
-  if (err.name === 'NoSuchBucket') return failure('SourceNotFound', `S3 bucket ${bucket} does not exist`);
-  if (err.name === 'AccessDenied' || err.$metadata.httpStatusCode === 403) {
-    return failure('Forbidden', `S3 denied listing bucket ${bucket} (${err.name})`);
-  }
-  return err;
 }

@@ -37,6 +37,7 @@ import {
   type NightlyImportResult,
   recordFailure,
 } from './policy/nightly.js';
+import { ACTIVITY_RETRY_POLICY, SHORT_CALL_TIMEOUT_MS } from './policy/retry-policies.js';
 
 interface NightlyActivities {
   listFeedObjects(input: ListFeedObjectsInput): Promise<ListFeedObjectsResult>;
@@ -44,12 +45,8 @@ interface NightlyActivities {
 }
 
 const { listFeedObjects, readBudgetUsage } = proxyActivities<NightlyActivities>({
-  startToCloseTimeout: '2 minutes',
-  retry: {
-    initialInterval: '5s',
-    maximumInterval: '5 minutes',
-    nonRetryableErrorTypes: ['SourceNotFound', 'Forbidden'],
-  },
+  startToCloseTimeout: SHORT_CALL_TIMEOUT_MS,
+  retry: ACTIVITY_RETRY_POLICY,
 });
 
 export const LIST_PAGE_SIZE = 200;

@@ -1,7 +1,8 @@
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeListFeedObjects, s3ObjectLister } from '../../activities/list-feed-objects.js';
+import { makeListFeedObjects } from '../../activities/list-feed-objects.js';
+import { S3Source } from '../../activities/s3/source.js';
 import { type LocalS3, startLocalS3 } from '../../worker/demo/local-s3.js';
 import type { FeedObject } from '../../workflows/policy/activity-contracts.js';
 
@@ -15,7 +16,7 @@ async function put(key: string, body: string): Promise<void> {
 
 beforeAll(async () => {
   s3 = await startLocalS3({ buckets: [BUCKET] });
-  listFeedObjects = makeListFeedObjects({ s3: s3ObjectLister(s3.client) });
+  listFeedObjects = makeListFeedObjects({ s3: new S3Source(s3.client) });
   for (let i = 0; i < 7; i++) await put(`accounts/2026-11-${String(10 + i)}.csv`, `Account Name\nA${i}\n`);
   await put('accounts/README.txt', 'not a feed file');
   await put('accounts/archive/', '');
