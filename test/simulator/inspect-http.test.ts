@@ -1,0 +1,94 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type Simulator, startSimulator } from './server.js';
+import { call, createJob, upload } from './test-client.js';
+
+let sim: Simulator;
+beforeEach(async () => {
+  sim = await startSimulator({ processingMs: 20 });
+});
+afterEach(() => sim.close());
+
+async function simGet(path: string): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(`${sim.baseUrl}/__sim${path}`);
+  return { status: res.status, body: res.status === 204 ? undefined : await res.json() };
+}
+
+async function simPost(path: string, body?: unknown): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(`${sim.baseUrl}/__sim${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+}
+
+describe('/__sim inspection API', () => {
+  it('shows jobs, one job, requests and counters without auth, and logs no /__sim call', async () => {
+    const { id } = await createJob(sim);
+    await upload(sim, id, 'a\n1\n');
+    expect((await simGet('/jobs')).body).toEqual([expect.objectContaining({ id, uploads: 1, bytesReceived: 4 })]);
+    expect((await simGet(`/jobs/${id}`)).body).toMatchObject({ id, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect((await simGet('/jobs/1')).status).toBe(404);
+    expect((await simGet('/counters')).body).toMatchObject({ createJob: 1, submitData: 1 });
+    const requests = (await simGet('/requests')).body as { endpoint: string; status: number }[];
+    expect(requests.map((r) => [r.endpoint, r.status])).toEqual([
+      ['createJob', 200],
+      ['submitData', 200],
+    ]);
+  });
+
+  it('injects each fault kind over HTTP', async () => {
+    expect((await simPost('/faults', { kind: 'failNext', endpoint: 'listJobs', status: 503, count: 2 })).status).toBe(
+      204,
+    );
+    expect((await call(sim, 'GET', '/import/v1/jobs')).status).toBe(503);
+    expect((await call(sim, 'GET', '/import/v1/jobs')).status).toBe(503);
+    expect((await call(sim, 'GET', '/import/v1/jobs')).status).toBe(200);
+
+    await simPost('/faults', { kind: 'applyThenDrop', endpoint: 'createJob' });
+    await expect(createJob(sim)).rejects.toThrow();
+    expect(sim.jobs()).toHaveLength(1);
+
+    const { id } = await createJob(sim);
+    await simPost('/faults', { kind: 'resetUploadAfter', bytes: 10 });
+    await expect(upload(sim, id, Buffer.alloc(512 * 1024, 0x61))).rejects.toThrow();
+    expect(sim.job(id)?.state).toBe('new');
+
+    await simPost('/faults', { kind: 'delayNext', endpoint: 'jobStatus', ms: 10 });
+    expect((await call(sim, 'GET', `/import/v1/job/${id}`)).status).toBe(200);
+  });
+
+  it('forgets faults on POST /reset-faults', async () => {
+    await simPost('/faults', { kind: 'failNext', endpoint: 'listJobs', status: 500 });
+    expect((await simPost('/reset-faults')).status).toBe(204);
+    expect((await call(sim, 'GET', '/import/v1/jobs')).status).toBe(200);
+  });
+
+  it('sets the job outcome and resets counters over HTTP', async () => {
+    await simPost('/job-outcome', { outcome: 'failed' });
+    const { id } = await createJob(sim);
+    await upload(sim, id, 'a\n');
+    await simPost('/reset-counters');
+    expect(sim.counters().createJob).toBe(0);
+    expect(sim.job(id)?.state).toBe('processing');
+  });
+
+  it.each([
+    [{ kind: 'explode' }, 'kind must be one of'],
+    [{ kind: 'failNext', endpoint: 'nope', status: 500 }, 'endpoint must name a service endpoint'],
+    [{ kind: 'failNext', endpoint: 'listJobs' }, 'status must be a number'],
+    [{ kind: 'delayNext', endpoint: 'listJobs', ms: -1 }, 'delayNext ms must be a non-negative number'],
+    [{ kind: 'failNext', endpoint: 'listJobs', status: 500, count: 0 }, 'fault count must be a positive integer'],
+  ])('refuses fault %j with 400 and a one-line reason', async (fault, reason) => {
+    const answer = await simPost('/faults', fault);
+    expect(answer.status).toBe(400);
+    expect((answer.body as { message: string }).message).toContain(reason);
+  });
+
+  it('answers 404 for an unknown /__sim path, listing the known ones', async () => {
+    const answer = await simGet('/nothing');
+    expect(answer.status).toBe(404);
+    expect((answer.body as { message: string }).message).toContain('/__sim/requests');
+  });
+});
