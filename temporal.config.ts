@@ -141,7 +141,7 @@ export const CONFIG_VARIABLES = {
   IMPORT_JOB_TIMEOUT: 'How long to wait for a job to finish. Default 24h',
   IMPORT_MAX_FILE_BYTES: 'Largest file accepted, in bytes or with a unit (5GiB). Default 5GiB',
   UPLOAD_PART_SIZE: 'Size of each ranged S3 read. Default 8MiB',
-  UPLOAD_PARALLEL_PARTS: 'Ranged S3 reads in flight per upload (1 = one sequential GET). Default 4',
+  UPLOAD_PARALLEL_PARTS: 'Ranged S3 reads in flight per upload (1 = one sequential GET). Default 1',
   WORKER_MAX_CONCURRENT_UPLOADS: 'Uploads one worker runs at once. Default 2',
   WORKER_MAX_CONCURRENT_ACTIVITIES: 'Short activities (status, create, mappings) one worker runs at once. Default 50',
   WORKER_METRICS_PORT: 'Port of the Prometheus /metrics endpoint; 0 turns it off. Default 9464',
@@ -445,7 +445,7 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
     maxFileBytes: r.size('IMPORT_MAX_FILE_BYTES', '5GiB'),
     upload: {
       partSizeBytes: r.size('UPLOAD_PART_SIZE', '8MiB'),
-      parallelParts: r.int('UPLOAD_PARALLEL_PARTS', 4, 1, 32),
+      parallelParts: r.int('UPLOAD_PARALLEL_PARTS', 1, 1, 32),
     },
     worker: {
       maxConcurrentUploads: r.int('WORKER_MAX_CONCURRENT_UPLOADS', 2, 1, 64),

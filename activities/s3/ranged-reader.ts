@@ -3,6 +3,10 @@
  * order, as one stream. A single S3 connection is often slower than the PUT
  * it feeds; a bounded window of parallel parts keeps the PUT busy while
  * holding at most `parallelParts x partSizeBytes` in memory.
+ *
+ * Opt-in (UPLOAD_PARALLEL_PARTS > 1): on loopback against s3rver, where CPU
+ * and not one connection is the limit, the single GET measured faster in
+ * `npm run bench:upload`, so the default is one sequential GET.
  */
 import { Readable } from 'node:stream';
 import type { S3Source } from './source.js';
