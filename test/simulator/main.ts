@@ -26,14 +26,7 @@ async function main(): Promise<void> {
     processingMs: args.processingMs,
     resetMinuteUtc: args.resetMinuteUtc,
   });
-  console.log(`Company Data Service simulator listening on ${sim.baseUrl}`);
-  console.log('Demo tokens (Authorization: Bearer <token>):');
-  for (const [token, grant] of Object.entries(DEFAULT_TOKENS)) {
-    const what = grant.expired ? 'expired (answers 401)' : `permissions: ${grant.permissions.join(', ') || '(none)'}`;
-    console.log(`  ${token.padEnd(26)} ${what}`);
-  }
-  console.log(`Inspect: ${sim.baseUrl}/__sim/requests, /__sim/jobs, /__sim/counters; faults: POST /__sim/faults`);
-
+  // Before printing the URL: whoever reads it may signal at once.
   const stop = (signal: string) => {
     console.log(`simulator: ${signal}, shutting down`);
     sim.close().then(
@@ -43,6 +36,13 @@ async function main(): Promise<void> {
   };
   process.once('SIGINT', () => stop('SIGINT'));
   process.once('SIGTERM', () => stop('SIGTERM'));
+  console.log(`Company Data Service simulator listening on ${sim.baseUrl}`);
+  console.log('Demo tokens (Authorization: Bearer <token>):');
+  for (const [token, grant] of Object.entries(DEFAULT_TOKENS)) {
+    const what = grant.expired ? 'expired (answers 401)' : `permissions: ${grant.permissions.join(', ') || '(none)'}`;
+    console.log(`  ${token.padEnd(26)} ${what}`);
+  }
+  console.log(`Inspect: ${sim.baseUrl}/__sim/requests, /__sim/jobs, /__sim/counters; faults: POST /__sim/faults`);
 }
 
 main().catch((error: unknown) => {
