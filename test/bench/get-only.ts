@@ -9,6 +9,7 @@ import { readTarget, report } from './bench-env.js';
 
 const t = readTarget();
 const source = new S3Source(createS3Client({ endpoint: t.s3Endpoint, region: 'us-east-1', forcePathStyle: true }));
+const cpuBefore = process.cpuUsage();
 const started = performance.now();
 let bytes = 0;
 const body = await source.read(t.bucket, t.key, { etag: t.etag });
@@ -21,4 +22,6 @@ await pipeline(
     },
   }),
 );
-report({ bytes, seconds: (performance.now() - started) / 1000 });
+const seconds = (performance.now() - started) / 1000;
+const cpu = process.cpuUsage(cpuBefore);
+report({ bytes, seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6 });

@@ -41,6 +41,7 @@ const sampler = setInterval(() => {
 }, 10);
 
 const rssBefore = process.memoryUsage().rss;
+const cpuBefore = process.cpuUsage();
 const started = performance.now();
 const input: UploadDataInput = {
   tenant: 'bench',
@@ -53,6 +54,7 @@ const input: UploadDataInput = {
 };
 const result = (await env.run(uploadData, input)) as UploadDataResult;
 const seconds = (performance.now() - started) / 1000;
+const cpu = process.cpuUsage(cpuBefore);
 clearInterval(sampler);
 peakRss = Math.max(peakRss, process.memoryUsage().rss);
 await service.close();
@@ -61,6 +63,7 @@ report({
   bytes: result.bytesSent,
   skipped: result.skipped,
   seconds,
+  cpuSeconds: (cpu.user + cpu.system) / 1e6,
   rssBeforeMB: rssBefore / MiB,
   peakRssMB: peakRss / MiB,
   maxRssMB: process.resourceUsage().maxRSS / 1024,

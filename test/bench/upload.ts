@@ -9,6 +9,7 @@
  * are checked byte for byte (the simulator's sha256 against the object's).
  * All processes share the machine's cores: compare the ratios of one run.
  */
+import { availableParallelism, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { loadConfig, parseSize } from '../../temporal.config.js';
 import { startLocalS3 } from '../../worker/demo/local-s3.js';
@@ -109,11 +110,13 @@ function log(line: string): void {
 interface GetOnly {
   bytes: number;
   seconds: number;
+  cpuSeconds: number;
 }
 interface UploadRun {
   bytes: number;
   skipped: boolean;
   seconds: number;
+  cpuSeconds: number;
   rssBeforeMB: number;
   peakRssMB: number;
   maxRssMB: number;
@@ -177,6 +180,8 @@ async function main(): Promise<void> {
       ratioToCurlPipe: round(uploadMBps / curlPipeMBps, 3),
       uploadPeakRssMB: round(upload.peakRssMB),
       rssGrowthMB: round(upload.peakRssMB - upload.rssBeforeMB),
+      getOnlyCpuSeconds: round(getOnly.cpuSeconds, 2),
+      uploadCpuSeconds: round(upload.cpuSeconds, 2),
       byteExact: true,
     };
     const targets = [
@@ -195,6 +200,10 @@ async function main(): Promise<void> {
     console.log(`      ratio to (a) ${result.ratioToGetOnly}, to (b) ${result.ratioToCurlPipe}`);
     console.log(
       `      peak RSS ${result.uploadPeakRssMB} MB, growth during upload ${result.rssGrowthMB} MB (RSS before ${round(upload.rssBeforeMB)} MB)`,
+    );
+    console.log(
+      `      client CPU: GetObject ${result.getOnlyCpuSeconds} s, uploadData ${result.uploadCpuSeconds} s ` +
+        `(all processes share ${availableParallelism()} cores; load average ${loadavg()[0]!.toFixed(1)})`,
     );
     console.log('  both uploads byte-exact (simulator sha256 = object sha256)');
     for (const t of targets) console.log(`  target ${t.met ? 'MET    ' : 'NOT MET'} ${t.name}`);
