@@ -16,7 +16,11 @@ export function isMappingEndpoint(endpoint: ServiceEndpoint | 'unknown'): boolea
   return endpoint === 'getFieldMappings' || endpoint === 'putFieldMappings';
 }
 
-/** 401 and 403: the gateway's `{status}` body, the same on every path. */
+/**
+ * 401 and 403: the `{status}` body. service-facts.md confirms it on the import
+ * paths and names no 401 body for the field-mapping paths; authentication
+ * sits in front of both, so the simulator assumes the same body there.
+ */
 export function authError(status: 401 | 403, text: string): Reply {
   return json(status, { status: text });
 }

@@ -59,6 +59,20 @@ describe('/__sim inspection API', () => {
     expect((await call(sim, 'GET', `/import/v1/job/${id}`)).status).toBe(200);
   });
 
+  it('seeds and reads field mappings over HTTP', async () => {
+    const mappings = [{ sourceFieldLabel: 'Company', serviceFieldName: 'name', dataType: 'string' }];
+    const res = await fetch(`${sim.baseUrl}/__sim/field-mappings/3003/account`, {
+      method: 'PUT',
+      body: JSON.stringify(mappings),
+    });
+    expect(res.status).toBe(204);
+    expect((await simGet('/field-mappings/3003/account')).body).toEqual(mappings);
+    expect((await call(sim, 'GET', '/integration/v1/custom-sources/3003/field-mappings/account')).body).toEqual({
+      fieldMappings: mappings,
+    });
+    expect((await simGet('/field-mappings/3003/person')).status).toBe(404);
+  });
+
   it('forgets faults on POST /reset-faults', async () => {
     await simPost('/faults', { kind: 'failNext', endpoint: 'listJobs', status: 500 });
     expect((await simPost('/reset-faults')).status).toBe(204);

@@ -30,25 +30,44 @@ export async function handleInspect(req: IncomingMessage, pathname: string, sim:
     sim.resetCounters();
     return { status: 204 };
   }
+  const mappingMatch = /^(GET|PUT) \/field-mappings\/([^/]+)\/([^/]+)$/.exec(route);
+  if (mappingMatch) {
+    const [, method, sourceId, objectType] = mappingMatch as unknown as [string, string, string, string];
+    if (method === 'PUT') return withJson(req, (body) => seedMappings(sim, sourceId, objectType, body));
+    const mappings = sim.fieldMappings(sourceId, objectType);
+    return mappings ? json(200, mappings) : json(404, { message: `no field mappings for ${sourceId}/${objectType}` });
+  }
   if (route === 'POST /job-outcome') return withBody(req, (body) => setJobOutcome(sim, body));
   if (route === 'POST /faults') return withBody(req, (body) => addFault(sim, body));
   return json(404, {
-    message: `unknown simulator path ${req.method} ${pathname}; expected GET /__sim/requests|jobs|jobs/{id}|counters or POST /__sim/faults|reset-faults|reset-counters|job-outcome`,
+    message: `unknown simulator path ${req.method} ${pathname}; expected GET /__sim/requests|jobs|jobs/{id}|counters, GET or PUT /__sim/field-mappings/{sourceId}/{objectType}, or POST /__sim/faults|reset-faults|reset-counters|job-outcome`,
   });
 }
 
-async function withBody(req: IncomingMessage, apply: (body: Record<string, unknown>) => void): Promise<Reply> {
-  const text = await readSmallBody(req);
-  const body = 'text' in text ? parseJson(text.text) : undefined;
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    return json(400, { message: 'expected a JSON object body' });
-  }
-  try {
+function withBody(req: IncomingMessage, apply: (body: Record<string, unknown>) => void): Promise<Reply> {
+  return withJson(req, (body) => {
+    if (typeof body !== 'object' || body === null || Array.isArray(body))
+      throw new Error('expected a JSON object body');
     apply(body as Record<string, unknown>);
+  });
+}
+
+/** Reads a JSON body and applies it: 204 when applied, 400 with the one-line reason when not. */
+async function withJson(req: IncomingMessage, apply: (body: unknown) => void): Promise<Reply> {
+  const text = await readSmallBody(req, 8 * 1024 * 1024);
+  const body = 'text' in text ? parseJson(text.text) : undefined;
+  if (body === undefined) return json(400, { message: 'expected a JSON body' });
+  try {
+    apply(body);
   } catch (error) {
     return json(400, { message: (error as Error).message });
   }
   return { status: 204 };
+}
+
+function seedMappings(sim: Simulator, sourceId: string, objectType: string, body: unknown): void {
+  if (!Array.isArray(body)) throw new Error('expected a JSON array of field mappings');
+  sim.seedFieldMappings(sourceId, objectType, body);
 }
 
 function setJobOutcome(sim: Simulator, body: Record<string, unknown>): void {

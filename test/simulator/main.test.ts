@@ -61,6 +61,14 @@ describe('npm run simulator (main.ts)', () => {
     expect((await once(proc, 'exit'))[0]).toBe(0);
   });
 
+  it('prints usage and exits 0 for --help', async () => {
+    const proc = run(['--help']);
+    const exited = once(proc, 'exit');
+    const [usage] = await waitForOutput(proc, /Usage:[\s\S]*--reset-utc/);
+    expect(usage).toContain('--processing-ms');
+    expect((await exited)[0]).toBe(0);
+  });
+
   it.each([
     [['--port', 'eighty'], '--port must be an integer from 0 to 65535, got "eighty"'],
     [['--reset-utc', '7:30'], '--reset-utc must be a UTC time of day HH:MM'],
