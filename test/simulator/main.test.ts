@@ -25,7 +25,7 @@ function waitForOutput(proc: ChildProcess, pattern: RegExp): Promise<RegExpExecA
       const match = pattern.exec(out);
       if (match) resolve(match);
     });
-    proc.once('exit', () => reject(new Error(`process ended before printing ${pattern}; stdout: ${out}`)));
+    proc.once('close', () => reject(new Error(`process ended before printing ${pattern}; stdout: ${out}`)));
   });
 }
 
