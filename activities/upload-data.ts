@@ -53,24 +53,22 @@ export function makeUploadData(deps: UploadDataDeps) {
     const ctx = Context.current();
     const cancelled = ctx.cancellationSignal;
     const calls = ServiceCalls.forCurrentActivity(deps, input.tenant);
+    const progress: UploadProgress = { bytesSent: 0, totalBytes: input.sizeBytes };
+    const beat = () => ctx.heartbeat({ ...progress });
+    // From the start: the status call and a budget reservation may take a while too.
+    beat();
+    const heartbeats = setInterval(beat, heartbeatIntervalMs);
     try {
       const job = await calls.run('jobStatus', () => deps.service.getJob(input.jobId, { signal: cancelled }));
       if (job.state !== 'new') return { skipped: true, bytesSent: 0, state: job.state, apiCalls: calls.counts };
-
-      const progress: UploadProgress = { bytesSent: 0, totalBytes: input.sizeBytes };
-      const beat = () => ctx.heartbeat({ ...progress });
+      const accepted = await transfer(deps, input, calls, progress);
       beat();
-      const heartbeats = setInterval(beat, heartbeatIntervalMs);
-      try {
-        const accepted = await transfer(deps, input, calls, progress);
-        beat();
-        return { skipped: false, bytesSent: progress.bytesSent, state: accepted.state, apiCalls: calls.counts };
-      } finally {
-        clearInterval(heartbeats);
-      }
+      return { skipped: false, bytesSent: progress.bytesSent, state: accepted.state, apiCalls: calls.counts };
     } catch (err) {
       if (cancelled.aborted) throw cancelled.reason;
       throw err;
+    } finally {
+      clearInterval(heartbeats);
     }
   };
 }
