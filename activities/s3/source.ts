@@ -13,6 +13,7 @@ import {
   ListObjectsV2Command,
   type S3Client,
 } from '@aws-sdk/client-s3';
+import { normaliseEtag } from '../../workflows/policy/nightly.js';
 import { firstRecordEnd } from '../csv/first-record.js';
 import { HeaderTooLong, SourceObjectChanged, SourceObjectMissing } from './errors.js';
 
@@ -77,11 +78,6 @@ function statusOf(err: unknown): number | undefined {
 
 function nameOf(err: unknown): string | undefined {
   return (err as S3ErrorShape | undefined)?.name;
-}
-
-/** ETags compare without their quotes: some listings and proxies drop them. */
-function bareEtag(etag: string): string {
-  return etag.replace(/^W\//, '').replace(/^"|"$/g, '');
 }
 
 export class S3Source {
@@ -163,7 +159,8 @@ export class S3Source {
       return {
         objects: (out.Contents ?? []).map((o) => ({
           key: o.Key ?? '',
-          etag: o.ETag ?? '',
+          // Unquoted, like every feed listing: the nightly workflow ids are built from it.
+          etag: normaliseEtag(o.ETag ?? ''),
           sizeBytes: o.Size ?? 0,
           lastModified: (o.LastModified ?? new Date(0)).toISOString(),
         })),
@@ -180,7 +177,7 @@ export class S3Source {
     let out: GetObjectCommandOutput;
     try {
       out = await this.client.send(
-        new GetObjectCommand({ Bucket: bucket, Key: key, IfMatch: `"${bareEtag(etag)}"`, Range: range }),
+        new GetObjectCommand({ Bucket: bucket, Key: key, IfMatch: `"${normaliseEtag(etag)}"`, Range: range }),
         {
           abortSignal: signal,
         },
@@ -188,7 +185,7 @@ export class S3Source {
     } catch (err) {
       throw this.mapError(err, bucket, key, etag);
     }
-    if (out.ETag !== undefined && bareEtag(out.ETag) !== bareEtag(etag)) {
+    if (out.ETag !== undefined && normaliseEtag(out.ETag) !== normaliseEtag(etag)) {
       (out.Body as Readable | undefined)?.destroy();
       throw new SourceObjectChanged(bucket, key, etag, out.ETag);
     }

@@ -61,7 +61,7 @@ describe('S3Source against s3rver', () => {
         maxKeys: 2,
       });
       keys.push(...page.objects.map((o) => o.key));
-      expect(page.objects.every((o) => o.etag !== '' && o.sizeBytes === 8)).toBe(true);
+      expect(page.objects.every((o) => /^[0-9a-f]{32}$/.test(o.etag) && o.sizeBytes === 8)).toBe(true);
       continuationToken = page.nextContinuationToken;
       pages++;
     } while (continuationToken !== undefined);
