@@ -10,13 +10,12 @@ import { z } from 'zod';
 import { BUDGETED_ENDPOINTS, type BudgetedEndpoint } from './workflows/policy/endpoints.js';
 import {
   ENTITY_TYPES,
-  type EntityType,
   type FieldMappingSet,
   fieldMappingProblems,
   LIST_ACTIONS,
-  type ListAction,
   TENANT_PATTERN,
 } from './workflows/policy/import-input.js';
+import type { NightlyFeed } from './workflows/policy/nightly.js';
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
@@ -61,19 +60,10 @@ export interface FeedSchedule {
   pauseOnFailure: boolean;
 }
 
-export interface FeedConfig {
+/** A feed as configured: the settings its nightly workflow carries, plus its id and schedule. */
+export interface FeedConfig extends Omit<NightlyFeed, 'tenant'> {
   id: string;
-  bucket: string;
-  prefix: string;
-  /** Regular expression that keys (after the prefix) must match. */
-  pattern?: string;
-  entityType: EntityType;
-  importSource?: string;
-  activityTypeId?: number;
-  /** Required for feeds: replace and delete are destructive. */
-  listAction: ListAction;
-  fieldMappings?: FieldMappingSet;
-  maxConcurrentImports: number;
+  /** Falls back to IMPORT_TENANT when the schedule is applied. */
   tenant?: string;
   schedule: FeedSchedule;
 }
