@@ -4,7 +4,7 @@
  * shared by every worker and serialised in one place. The request id doubles
  * as the Update id, so the server also deduplicates a retried RPC.
  */
-import { type Client, WithStartWorkflowOperation } from '@temporalio/client';
+import { type Client, WithStartWorkflowOperation, WorkflowNotFoundError } from '@temporalio/client';
 import type { Workflow } from '@temporalio/common';
 import {
   type BudgetSettings,
@@ -17,6 +17,7 @@ import {
   type ReserveResult,
   USAGE_QUERY,
 } from '../../workflows/policy/budget-contracts.js';
+import { createState, usage } from '../../workflows/policy/budget-ledger-state.js';
 import type { BudgetedEndpoint } from '../../workflows/policy/endpoints.js';
 import type { BudgetGate } from './gate.js';
 
@@ -60,6 +61,13 @@ export class TemporalBudgetGate implements BudgetGate {
   }
 
   async usage(tenant: string): Promise<LedgerUsage> {
-    return this.options.client.workflow.getHandle(ledgerWorkflowId(tenant)).query<LedgerUsage>(USAGE_QUERY);
+    try {
+      return await this.options.client.workflow.getHandle(ledgerWorkflowId(tenant)).query<LedgerUsage>(USAGE_QUERY);
+    } catch (err) {
+      // No ledger yet (or it just closed to continue as new): nothing has been spent through it.
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+      const now = Date.now();
+      return usage(createState(this.options.settings, now), this.options.settings, now);
+    }
   }
 }

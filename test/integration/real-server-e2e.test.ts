@@ -11,6 +11,8 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SPEC_BUDGET_SETTINGS } from '../../activities/budget/in-memory-gate.js';
+import { TemporalBudgetGate } from '../../activities/budget/temporal-gate.js';
 import { loadConfig } from '../../temporal.config.js';
 import { type LocalS3, S3RVER_CREDENTIALS, startLocalS3 } from '../../worker/demo/local-s3.js';
 import { runWorker } from '../../worker/run-worker.js';
@@ -132,4 +134,15 @@ describe.skipIf(!serverAvailable)('the worker on a real Temporal server', () => 
     expect(sim.jobs()).toHaveLength(jobsBefore);
     expect(sim.job(first.jobId)?.uploads).toBe(1);
   }, 120_000);
+
+  it('reads a fresh full budget for a tenant whose ledger has never run', async () => {
+    const gate = new TemporalBudgetGate({
+      client: env.client,
+      taskQueue,
+      settings: { limits: SPEC_BUDGET_SETTINGS.limits, headroomPercent: 0, resetMinuteUtc: 0 },
+    });
+    const usage = await gate.usage(`never-used-${randomUUID()}`);
+    expect(usage.createJob).toMatchObject({ used: 0, limit: 1200, remaining: 1200 });
+    expect(usage.jobStatus).toMatchObject({ used: 0, limit: 3600, remaining: 3600 });
+  });
 });
