@@ -20,8 +20,8 @@ import { Secret } from '../../temporal.config.js';
 import { type LocalS3, startLocalS3 } from '../../worker/demo/local-s3.js';
 import type { FieldMappingSet } from '../../workflows/policy/import-input.js';
 import { jobKeyForWorkflow } from '../../workflows/policy/job-key.js';
-import { failureOf, runActivity } from '../service-activities/environment.js';
 import { DEMO_TOKENS, type Simulator, startSimulator } from '../simulator/server.js';
+import { failureOf, runActivity } from '../support/activities.js';
 
 const BUCKET = 'crm-exports';
 const TENANT = 'acme';

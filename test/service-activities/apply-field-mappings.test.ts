@@ -3,7 +3,8 @@ import { makeApplyFieldMappings } from '../../activities/apply-field-mappings.js
 import type { InMemoryBudgetGate } from '../../activities/budget/in-memory-gate.js';
 import type { ApplyFieldMappingsResult } from '../../workflows/policy/activity-contracts.js';
 import type { FieldMappingSet } from '../../workflows/policy/import-input.js';
-import { budgetWith, failureOf, runActivity, type ServiceWorld, startServiceWorld } from './environment.js';
+import { failureOf, runActivity } from '../support/activities.js';
+import { budgetWith, type ServiceWorld, startServiceWorld } from './environment.js';
 
 const WANTED: FieldMappingSet = {
   sourceId: '1001',

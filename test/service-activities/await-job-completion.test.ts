@@ -7,7 +7,8 @@ import type {
   AwaitJobCompletionResult,
   PollProgress,
 } from '../../workflows/policy/activity-contracts.js';
-import { budgetWith, failureOf, runActivity, type ServiceWorld, startServiceWorld } from './environment.js';
+import { failureOf, runActivity } from '../support/activities.js';
+import { budgetWith, type ServiceWorld, startServiceWorld } from './environment.js';
 
 const CSV = Buffer.from('Account Name,Account Domain\nAcme,acme.example\n');
 

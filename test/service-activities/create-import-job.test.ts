@@ -3,7 +3,8 @@ import type { InMemoryBudgetGate } from '../../activities/budget/in-memory-gate.
 import { makeCreateImportJob } from '../../activities/create-import-job.js';
 import type { CreateImportJobInput, CreateImportJobResult } from '../../workflows/policy/activity-contracts.js';
 import { jobNameWithKey } from '../../workflows/policy/job-key.js';
-import { budgetWith, failureOf, runActivity, type ServiceWorld, startServiceWorld } from './environment.js';
+import { failureOf, runActivity } from '../support/activities.js';
+import { budgetWith, type ServiceWorld, startServiceWorld } from './environment.js';
 
 const HOUR_MS = 3_600_000;
 

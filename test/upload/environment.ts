@@ -7,8 +7,6 @@ import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { Info } from '@temporalio/activity';
-import { MockActivityEnvironment } from '@temporalio/testing';
-import { DefaultLogger } from '@temporalio/worker';
 import { InMemoryBudgetGate } from '../../activities/budget/in-memory-gate.js';
 import { type RangeRead, S3Source } from '../../activities/s3/source.js';
 import { ServiceClient } from '../../activities/service/client.js';
@@ -18,6 +16,7 @@ import { Secret } from '../../temporal.config.js';
 import { type LocalS3, startLocalS3 } from '../../worker/demo/local-s3.js';
 import type { UploadDataInput, UploadDataResult, UploadProgress } from '../../workflows/policy/activity-contracts.js';
 import { DEMO_TOKENS, type Simulator, startSimulator } from '../simulator/server.js';
+import { type ActivityRun, runActivity } from '../support/activities.js';
 
 export const BUCKET = 'imports';
 
@@ -91,20 +90,14 @@ export function uploadDeps(world: UploadWorld, overrides: Partial<UploadDataDeps
   };
 }
 
-export interface UploadAttempt {
-  env: MockActivityEnvironment;
-  heartbeats: UploadProgress[];
-  result: Promise<UploadDataResult>;
-}
+export type UploadAttempt = ActivityRun<UploadDataResult, UploadProgress>;
 
 /** Runs one attempt of uploadData, recording its heartbeats. */
 export function runUpload(deps: UploadDataDeps, input: UploadDataInput, info: Partial<Info> = {}): UploadAttempt {
-  // Failed attempts are what many tests expect: the SDK's WARN line for each would only be noise.
-  const env = new MockActivityEnvironment({ activityId: 'upload', ...info }, { logger: new DefaultLogger('ERROR') });
-  const heartbeats: UploadProgress[] = [];
-  env.on('heartbeat', (d: UploadProgress) => heartbeats.push(d));
-  const result = env.run(makeUploadData(deps), input) as Promise<UploadDataResult>;
-  return { env, heartbeats, result };
+  return runActivity<UploadDataInput, UploadDataResult, UploadProgress>(makeUploadData(deps), input, {
+    activityId: 'upload',
+    ...info,
+  });
 }
 
 /** CSV-like bytes: a header row, then numbered rows up to `bytes` (deterministic, so hashes are stable). */

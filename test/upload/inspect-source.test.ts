@@ -1,10 +1,8 @@
-import { ApplicationFailure } from '@temporalio/common';
-import { MockActivityEnvironment } from '@temporalio/testing';
-import { DefaultLogger } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeInspectSource } from '../../activities/inspect-source.js';
 import type { InspectSourceInput, InspectSourceResult } from '../../workflows/policy/activity-contracts.js';
 import type { FieldMapping } from '../../workflows/policy/import-input.js';
+import { failureOf, runActivity } from '../support/activities.js';
 import { BUCKET, startWorld, type UploadWorld } from './environment.js';
 
 let world: UploadWorld;
@@ -22,22 +20,12 @@ function mapping(label: string): FieldMapping {
 }
 
 function inspect(input: InspectSourceInput, maxFileBytes = 5 * 1024 ** 3): Promise<InspectSourceResult> {
-  const env = new MockActivityEnvironment({ activityId: 'inspect' }, { logger: new DefaultLogger('ERROR') });
-  return env.run(makeInspectSource({ s3: world.source, maxFileBytes }), input) as Promise<InspectSourceResult>;
+  return runActivity(makeInspectSource({ s3: world.source, maxFileBytes }), input).result;
 }
 
 async function inspectFile(key: string, body: string | Uint8Array, mappings?: FieldMapping[]) {
   await world.put(key, body);
   return inspect({ bucket: BUCKET, key, mappings });
-}
-
-async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ApplicationFailure);
-  return err as ApplicationFailure;
 }
 
 describe('inspectSource reads the file facts and its header row', () => {

@@ -1,6 +1,7 @@
-import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { CancelledFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { UploadDataInput } from '../../workflows/policy/activity-contracts.js';
+import { failureOf } from '../support/activities.js';
 import {
   BUCKET,
   csvBytes,
@@ -37,15 +38,6 @@ async function prepare(key: string, bytes: Buffer): Promise<UploadDataInput> {
 
 function dataPuts(jobId: number): number {
   return world.sim.requests().filter((r) => r.endpoint === 'submitData' && r.path.includes(`/job/${jobId}/`)).length;
-}
-
-async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ApplicationFailure);
-  return err as ApplicationFailure;
 }
 
 describe('uploadData streams the S3 object into the job', () => {
