@@ -17,8 +17,6 @@ import { normaliseEtag } from '../../workflows/policy/nightly.js';
 import { firstRecordEnd } from '../csv/first-record.js';
 import { HeaderTooLong, SourceObjectChanged, SourceObjectMissing } from './errors.js';
 
-export { createS3Client } from './client.js';
-
 export interface ObjectHead {
   sizeBytes: number;
   etag: string;

@@ -9,7 +9,7 @@
 import type { Readable } from 'node:stream';
 import { Agent, type Dispatcher } from 'undici';
 import type { ServiceEndpoint } from '../../workflows/policy/endpoints.js';
-import type { FieldMapping, MappingObjectType } from '../../workflows/policy/import-input.js';
+import type { EntityType, FieldMapping, MappingObjectType } from '../../workflows/policy/import-input.js';
 import { excerpt, parseErrorBody } from './error-body.js';
 import {
   BadRequest,
@@ -30,7 +30,6 @@ import type {
   ActivityType,
   CallOptions,
   CreateImportJobBody,
-  EntityType,
   ImportJob,
   ImportJobList,
   ListJobsQuery,

@@ -4,7 +4,8 @@
  * fails them is reported as a ServerError naming the first problem.
  */
 import { z } from 'zod';
-import type { ActivityFields, ActivityType, FieldMapping, ImportJob, ImportJobList } from './types.js';
+import type { FieldMapping } from '../../workflows/policy/import-input.js';
+import type { ActivityFields, ActivityType, ImportJob, ImportJobList } from './types.js';
 
 const importJob = z.looseObject({
   id: z.number().int(),

@@ -3,7 +3,7 @@
  * service facts), as the client returns them. Extra fields the service may
  * add are kept, not rejected.
  */
-import type { EntityType, FieldMapping, ListAction, MappingObjectType } from '../../workflows/policy/import-input.js';
+import type { EntityType, ListAction } from '../../workflows/policy/import-input.js';
 
 /** `new`, `processing`, `completed` or `failed`; kept open so that a new state is reported, not rejected. */
 export type ImportJobState = 'new' | 'processing' | 'completed' | 'failed' | (string & {});
@@ -82,5 +82,3 @@ export interface ResponseEvent {
   durationMs: number;
   errorType?: string;
 }
-
-export type { EntityType, FieldMapping, ListAction, MappingObjectType };

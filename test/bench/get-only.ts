@@ -4,7 +4,8 @@
  */
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { createS3Client, S3Source } from '../../activities/s3/source.js';
+import { createS3Client } from '../../activities/s3/client.js';
+import { S3Source } from '../../activities/s3/source.js';
 import { readTarget, report } from './bench-env.js';
 
 const t = readTarget();

@@ -7,7 +7,8 @@
 
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { InMemoryBudgetGate } from '../../activities/budget/in-memory-gate.js';
-import { createS3Client, S3Source } from '../../activities/s3/source.js';
+import { createS3Client } from '../../activities/s3/client.js';
+import { S3Source } from '../../activities/s3/source.js';
 import { ServiceClient } from '../../activities/service/client.js';
 import { createTokenSource } from '../../activities/service/token-source.js';
 import { makeUploadData } from '../../activities/upload-data.js';

@@ -1,8 +1,9 @@
 import { text } from 'node:stream/consumers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createS3Client } from '../../activities/s3/client.js';
 import { SourceObjectChanged, SourceObjectMissing } from '../../activities/s3/errors.js';
 import { readRanged } from '../../activities/s3/ranged-reader.js';
-import { createS3Client, S3Source } from '../../activities/s3/source.js';
+import { S3Source } from '../../activities/s3/source.js';
 import { S3RVER_CREDENTIALS } from '../../worker/demo/local-s3.js';
 import { BUCKET, csvBytes, etagOf, startWorld, type UploadWorld } from './environment.js';
 

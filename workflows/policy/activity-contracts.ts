@@ -4,7 +4,7 @@
  * them without pulling any I/O into the sandbox. Nothing here carries a secret.
  */
 import type { ApiCallCounts } from './endpoints.js';
-import type { EntityType, FieldMapping, FieldMappingSet, ListAction, MappingObjectType } from './import-input.js';
+import type { EntityType, FieldMapping, FieldMappingSet, ListAction } from './import-input.js';
 
 /** Every activity that calls the service says whose budget it spends. */
 export interface BudgetScope {
@@ -140,8 +140,6 @@ export interface ListFeedObjectsResult {
   objects: FeedObject[];
   nextContinuationToken?: string;
 }
-
-export type { EntityType, MappingObjectType };
 
 /**
  * The activities the import workflow calls, by the names `createActivities(deps)`
