@@ -61,13 +61,25 @@ export class TemporalBudgetGate implements BudgetGate {
   }
 
   async usage(tenant: string): Promise<LedgerUsage> {
-    try {
-      return await this.options.client.workflow.getHandle(ledgerWorkflowId(tenant)).query<LedgerUsage>(USAGE_QUERY);
-    } catch (err) {
-      // No ledger yet (or it just closed to continue as new): nothing has been spent through it.
-      if (!(err instanceof WorkflowNotFoundError)) throw err;
-      const now = Date.now();
-      return usage(createState(this.options.settings, now), this.options.settings, now);
-    }
+    return (await readLedgerUsage(this.options.client, tenant, this.options.settings)).usage;
+  }
+}
+
+/**
+ * A tenant's usage as its ledger counts it. With no ledger yet (or one just
+ * closing to continue as new), nothing has been spent through it: full budgets.
+ */
+export async function readLedgerUsage(
+  client: Client,
+  tenant: string,
+  settings: BudgetSettings,
+  nowMs = Date.now(),
+): Promise<{ usage: LedgerUsage; ledgerExists: boolean }> {
+  try {
+    const current = await client.workflow.getHandle(ledgerWorkflowId(tenant)).query<LedgerUsage>(USAGE_QUERY);
+    return { usage: current, ledgerExists: true };
+  } catch (err) {
+    if (!(err instanceof WorkflowNotFoundError)) throw err;
+    return { usage: usage(createState(settings, nowMs), settings, nowMs), ledgerExists: false };
   }
 }

@@ -1,7 +1,6 @@
 /** `import-worker budget [--tenant]`: the tenant's daily budgets as the ledger counts them. */
-import { WorkflowNotFoundError } from '@temporalio/client';
-import { type LedgerUsage, ledgerWorkflowId, USAGE_QUERY } from '../../workflows/policy/budget-contracts.js';
-import { createState, usage } from '../../workflows/policy/budget-ledger-state.js';
+import { readLedgerUsage } from '../../activities/budget/temporal-gate.js';
+import type { LedgerUsage } from '../../workflows/policy/budget-contracts.js';
 import { TENANT_PATTERN } from '../../workflows/policy/import-input.js';
 import { CliError } from './cli-error.js';
 import { type CliContext, withClient } from './context.js';
@@ -26,14 +25,8 @@ export async function budgetCommand(options: { tenant?: string }, ctx: CliContex
     throw new CliError(`--tenant must be 1-64 letters, digits, ".", "_" or "-"; got ${JSON.stringify(tenant)}`);
   }
   await withClient(ctx, config, async ({ client }) => {
-    let current: LedgerUsage;
-    try {
-      current = await client.workflow.getHandle(ledgerWorkflowId(tenant)).query<LedgerUsage>(USAGE_QUERY);
-    } catch (err) {
-      if (!(err instanceof WorkflowNotFoundError)) throw err;
-      // No call has been counted for this tenant yet: every budget is whole.
-      const nowMs = ctx.now().getTime();
-      current = usage(createState(config.budget, nowMs), config.budget, nowMs);
+    const { usage: current, ledgerExists } = await readLedgerUsage(client, tenant, config.budget, ctx.now().getTime());
+    if (!ledgerExists) {
       ctx.warn(`no budget ledger for tenant ${tenant} yet (no import has called the service): showing full budgets`);
     }
     ctx.print(`tenant ${tenant}`);
