@@ -20,9 +20,7 @@ import type { importFile } from '../../workflows/import-file.js';
 import { type LedgerUsage, ledgerWorkflowId, USAGE_QUERY } from '../../workflows/policy/budget-contracts.js';
 import type { ImportFileInput } from '../../workflows/policy/import-input.js';
 import { DEMO_TOKENS, type Simulator, startSimulator } from '../simulator/server.js';
-import { createEnvironment, reportSkipIfNoServer, serverAvailable } from '../support/temporal-server.js';
-
-reportSkipIfNoServer('real-server end-to-end tests');
+import { createEnvironment } from '../support/temporal-server.js';
 
 const BUCKET = 'crm-exports';
 const TENANT = `e2e-${process.pid}`;
@@ -34,7 +32,7 @@ function accountsCsv(rows: number): Buffer {
   return Buffer.from(`${lines.join('\n')}\n`);
 }
 
-describe.skipIf(!serverAvailable)('the worker on a real Temporal server', () => {
+describe('the worker on a real Temporal server', () => {
   let env: TestWorkflowEnvironment;
   let s3: LocalS3;
   let sim: Simulator;

@@ -15,9 +15,7 @@ import { type LocalS3, startLocalS3 } from '../../worker/demo/local-s3.js';
 import { applySchedules, desiredSchedules } from '../../worker/schedules.js';
 import type { BudgetUsage } from '../../workflows/policy/activity-contracts.js';
 import type { NightlyImportInput, NightlyImportResult } from '../../workflows/policy/nightly.js';
-import { createEnvironment, reportSkipIfNoServer, serverAvailable } from '../support/temporal-server.js';
-
-reportSkipIfNoServer('nightlyImport real-server tests');
+import { createEnvironment } from '../support/temporal-server.js';
 
 const TASK_QUEUE = 'nightly-real-server';
 const BUCKET = 'feeds';
@@ -37,7 +35,7 @@ const fullBudget: BudgetUsage = {
   createJob: { used: 0, limit: 1200, remaining: 1200, resetsAt: '2099-01-01T00:00:00.000Z' },
 };
 
-describe.skipIf(!serverAvailable)('nightlyImport on a real server', () => {
+describe('nightlyImport on a real server', () => {
   let env: TestWorkflowEnvironment;
   let s3: LocalS3;
   let worker: Worker;

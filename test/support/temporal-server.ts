@@ -1,37 +1,46 @@
 /**
- * Which Temporal server the real-server tests use. None can be downloaded on
- * the machines this project is built on, so they run only when one is named:
- *   TEMPORAL_TEST_SERVER_PATH=/path/to/temporal-test-server  (time-skipping; fastest)
- *   TEMPORAL_TEST_SERVER_PATH=/path/to/temporal              (the CLI's dev server)
- *   TEMPORAL_ADDRESS=host:7233                               (a running server)
+ * The real Temporal server the real-server tests run on, found the one way
+ * worker/temporal-binaries.ts describes (environment variable, the project's
+ * `.temporal/` install from `npm run setup:temporal`, PATH, else the SDK's
+ * download). TEMPORAL_ADDRESS points them at a running server instead.
+ *
+ * Nothing here skips: a test that needs a server and cannot get one fails
+ * with a line saying how to get one, in CI and on a laptop alike.
  */
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { findTemporalBinary, type TemporalBinaryKind } from '../../worker/temporal-binaries.js';
 
-const serverPath = process.env.TEMPORAL_TEST_SERVER_PATH;
-const serverAddress = process.env.TEMPORAL_ADDRESS;
+function executableFor(kind: TemporalBinaryKind) {
+  const found = findTemporalBinary(kind);
+  return found ? ({ type: 'existing-path', path: found.path } as const) : undefined;
+}
 
-/** The time-skipping test server: long timers pass instantly. */
-export const timeSkipping =
-  serverPath !== undefined && existsSync(serverPath) && path.basename(serverPath).includes('test-server');
+async function explainFailure<T>(what: string, start: () => Promise<T>): Promise<T> {
+  try {
+    return await start();
+  } catch (err) {
+    throw new Error(
+      `cannot start the ${what} (${(err as Error).message.split('\n')[0]}); run \`npm run setup:temporal\`, or set TEMPORAL_SERVER_PATH / TEMPORAL_TEST_SERVER_PATH to a binary, or TEMPORAL_ADDRESS to a running server`,
+    );
+  }
+}
 
-export const serverAvailable = (serverPath !== undefined && existsSync(serverPath)) || serverAddress !== undefined;
-
-/** Prints, once per test file, why its real-server tests are skipped and how to enable them. */
-export function reportSkipIfNoServer(what: string): void {
-  if (serverAvailable) return;
-  console.log(
-    `${what} skipped: no Temporal server here. Set TEMPORAL_TEST_SERVER_PATH to an existing temporal-test-server or temporal binary, or TEMPORAL_ADDRESS to a running server.`,
+/** The Temporal CLI's dev server (a real server: Updates, Schedules, Reset), or TEMPORAL_ADDRESS. */
+export async function createEnvironment(): Promise<TestWorkflowEnvironment> {
+  const address = process.env.TEMPORAL_ADDRESS?.trim();
+  if (address) return TestWorkflowEnvironment.createFromExistingServer({ address });
+  return explainFailure('Temporal dev server', () =>
+    TestWorkflowEnvironment.createLocal({ server: { executable: executableFor('dev-server') } }),
   );
 }
 
-export async function createEnvironment(): Promise<TestWorkflowEnvironment> {
-  if (serverPath && existsSync(serverPath)) {
-    const executable = { type: 'existing-path', path: serverPath } as const;
-    return timeSkipping
-      ? TestWorkflowEnvironment.createTimeSkipping({ server: { executable } })
-      : TestWorkflowEnvironment.createLocal({ server: { executable } });
-  }
-  return TestWorkflowEnvironment.createFromExistingServer({ address: serverAddress });
+/**
+ * The SDK's time-skipping test server: timers pass instantly while the test
+ * waits on a result. Use it only where long waits must pass and the feature
+ * is supported (it does not deduplicate Updates as a real server does).
+ */
+export async function createTimeSkippingEnvironment(): Promise<TestWorkflowEnvironment> {
+  return explainFailure('Temporal time-skipping test server', () =>
+    TestWorkflowEnvironment.createTimeSkipping({ server: { executable: executableFor('test-server') } }),
+  );
 }
