@@ -14,10 +14,10 @@ import { parseArgs } from 'node:util';
 import { loadConfig, parseSize } from '../../temporal.config.js';
 import { startLocalS3 } from '../../worker/demo/local-s3.js';
 import { DEMO_TOKENS } from '../simulator/server.js';
-import type { JobRecord } from '../simulator/types.js';
 import { type BenchTarget, targetEnv } from './bench-env.js';
 import { storeCsvObject } from './csv-object.js';
 import { runCurlPipe, runMeasurement, startSimulatorProcess } from './processes.js';
+import { createJob, receivedJob, verify } from './simulator-jobs.js';
 
 const MiB = 1024 * 1024;
 const MB = 1e6;
@@ -76,31 +76,6 @@ function parseBenchArgs(argv: string[]): Args {
     );
   }
   return { sizeBytes, json: values.json, parallelParts, partSizeBytes };
-}
-
-async function createJob(simulatorUrl: string): Promise<number> {
-  const res = await fetch(`${simulatorUrl}/import/v1/job`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${DEMO_TOKENS.importer}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ dataImportName: 'upload benchmark', entityType: 'Account' }),
-  });
-  if (!res.ok) throw new Error(`creating a job on the simulator failed: HTTP ${res.status}`);
-  return ((await res.json()) as { id: number }).id;
-}
-
-async function receivedJob(simulatorUrl: string, jobId: number): Promise<JobRecord> {
-  const res = await fetch(`${simulatorUrl}/__sim/jobs/${jobId}`);
-  if (!res.ok) throw new Error(`reading job ${jobId} from the simulator failed: HTTP ${res.status}`);
-  return (await res.json()) as JobRecord;
-}
-
-function verify(what: string, job: JobRecord, sizeBytes: number, sha256: string): void {
-  if (job.bytesReceived !== sizeBytes || job.sha256 !== sha256 || job.uploads !== 1) {
-    throw new Error(
-      `${what} was not byte-exact: the simulator received ${job.bytesReceived} bytes (sha256 ${job.sha256}, ` +
-        `uploads ${job.uploads}); expected ${sizeBytes} bytes with sha256 ${sha256}, uploaded once`,
-    );
-  }
 }
 
 function log(line: string): void {
