@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { z } from 'zod';
+import type { ParallelParts } from './activities/s3/ranged-reader.js';
 import { BUDGETED_ENDPOINTS, type BudgetedEndpoint } from './workflows/policy/endpoints.js';
 import {
   ENTITY_TYPES,
@@ -92,7 +93,7 @@ export interface Config {
   };
   poll: { scheduleMs: number[]; jitterRatio: number; jobTimeoutMs: number };
   maxFileBytes: number;
-  upload: { partSizeBytes: number; parallelParts: number };
+  upload: { partSizeBytes: number; parallelParts: ParallelParts };
   worker: {
     maxConcurrentUploads: number;
     maxConcurrentActivities: number;
@@ -131,7 +132,8 @@ export const CONFIG_VARIABLES = {
   IMPORT_JOB_TIMEOUT: 'How long to wait for a job to finish. Default 24h',
   IMPORT_MAX_FILE_BYTES: 'Largest file accepted, in bytes or with a unit (5GiB). Default 5GiB',
   UPLOAD_PART_SIZE: 'Size of each ranged S3 read. Default 8MiB',
-  UPLOAD_PARALLEL_PARTS: 'Ranged S3 reads in flight per upload (1 = one sequential GET). Default 1',
+  UPLOAD_PARALLEL_PARTS:
+    'Ranged S3 reads in flight per upload: `auto` (adaptive, up to 8), or a fixed number from 1 (one sequential GET) to 32. Default auto',
   WORKER_MAX_CONCURRENT_UPLOADS: 'Uploads one worker runs at once. Default 2',
   WORKER_MAX_CONCURRENT_ACTIVITIES: 'Short activities (status, create, mappings) one worker runs at once. Default 50',
   WORKER_METRICS_PORT: 'Port of the Prometheus /metrics endpoint; 0 turns it off. Default 9464',
@@ -394,6 +396,19 @@ function readPollSchedule(r: Reader): number[] {
   return delays as number[];
 }
 
+/** `auto`, or a whole number of ranged reads from 1 to 32; undefined for anything else. */
+export function parseParallelParts(text: string): ParallelParts | undefined {
+  const trimmed = text.trim();
+  if (trimmed === 'auto') return 'auto';
+  const n = Number(trimmed);
+  return /^\d+$/.test(trimmed) && n >= 1 && n <= 32 ? n : undefined;
+}
+
+function readParallelParts(r: Reader): ParallelParts {
+  const text = r.raw('UPLOAD_PARALLEL_PARTS') ?? 'auto';
+  return parseParallelParts(text) ?? fail('UPLOAD_PARALLEL_PARTS', '`auto` or a whole number from 1 to 32', text);
+}
+
 export interface LoadConfigOptions {
   /** Read and require the service URL and token (the worker); the CLI does without. */
   needsService?: boolean;
@@ -435,7 +450,7 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
     maxFileBytes: r.size('IMPORT_MAX_FILE_BYTES', '5GiB'),
     upload: {
       partSizeBytes: r.size('UPLOAD_PART_SIZE', '8MiB'),
-      parallelParts: r.int('UPLOAD_PARALLEL_PARTS', 1, 1, 32),
+      parallelParts: readParallelParts(r),
     },
     worker: {
       maxConcurrentUploads: r.int('WORKER_MAX_CONCURRENT_UPLOADS', 2, 1, 64),

@@ -10,6 +10,7 @@ import type { BudgetGate } from './budget/gate.js';
 import { makeCreateImportJob } from './create-import-job.js';
 import { makeInspectSource } from './inspect-source.js';
 import { makeListFeedObjects } from './list-feed-objects.js';
+import type { ParallelParts } from './s3/ranged-reader.js';
 import type { S3Source } from './s3/source.js';
 import type { ServiceClient } from './service/client.js';
 import { makeUploadData } from './upload-data.js';
@@ -21,7 +22,7 @@ export interface ActivitySettings {
   poll: { scheduleMs: readonly number[]; jitterRatio: number };
   uploadIdleTimeoutMs: number;
   partSizeBytes: number;
-  parallelParts: number;
+  parallelParts: ParallelParts;
 }
 
 export interface ActivityDeps {

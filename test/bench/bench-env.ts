@@ -4,6 +4,7 @@
  * when one is missing. S3 credentials go in the AWS default chain's variables,
  * so the children build their client exactly as the worker does.
  */
+import type { ParallelParts } from '../../activities/s3/ranged-reader.js';
 import { S3RVER_CREDENTIALS } from '../../worker/demo/local-s3.js';
 
 /** One S3 object of the benchmark. */
@@ -20,7 +21,7 @@ export interface BenchTarget extends BenchObject {
   jobId?: number;
   /** More jobs, for uploads of the same object at once (the concurrent run). */
   jobIds?: number[];
-  parallelParts?: number;
+  parallelParts?: ParallelParts;
   partSizeBytes?: number;
   /** A small upload before measuring, so first-use costs (parsers, lazy modules) stay out of the figures. */
   warmup?: BenchObject & { jobId: number };

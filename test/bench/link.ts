@@ -14,7 +14,8 @@
  */
 import { availableParallelism, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import { parseSize } from '../../temporal.config.js';
+import { AUTO_MAX_PARTS, type ParallelParts } from '../../activities/s3/ranged-reader.js';
+import { parseParallelParts, parseSize } from '../../temporal.config.js';
 import { startLocalS3 } from '../../worker/demo/local-s3.js';
 import { type BenchObject, type BenchTarget, targetEnv } from './bench-env.js';
 import { storeCsvObject } from './csv-object.js';
@@ -29,7 +30,7 @@ const BUCKET = 'bench';
 
 const USAGE = `Usage: npm run bench:link -- [options]
   --sizes 1GiB[,5GiB]        object sizes (default 1GiB)
-  --parts 1,2,4,8            ranged S3 reads in flight to measure (default 1,2,4,8)
+  --parts 1,2,4,8,auto       ranged S3 reads in flight to measure; auto is the default setting (default 1,2,4,8,auto)
   --concurrent N             uploads at once in one process for the fairness run (default 4; 0 skips it)
   --s3-rtt-ms 2 --s3-connection-mbps 40 --s3-total-mbps 1000
   --service-rtt-ms 40 --service-mbps 150
@@ -46,7 +47,7 @@ interface Links {
 
 interface Args extends Links {
   sizes: number[];
-  parts: number[];
+  parts: ParallelParts[];
   concurrent: number;
   json: boolean;
 }
@@ -65,7 +66,7 @@ function parseLinkArgs(argv: string[]): Args {
     strict: true,
     options: {
       sizes: { type: 'string', default: '1GiB' },
-      parts: { type: 'string', default: '1,2,4,8' },
+      parts: { type: 'string', default: '1,2,4,8,auto' },
       concurrent: { type: 'string', default: '4' },
       'service-rtt-ms': { type: 'string' },
       'service-mbps': { type: 'string' },
@@ -88,9 +89,9 @@ function parseLinkArgs(argv: string[]): Args {
     return bytes;
   });
   const parts = values.parts.split(',').map((p) => {
-    const n = Number(p.trim());
-    if (!Number.isInteger(n) || n < 1 || n > 32) throw new Error(`--parts takes whole numbers from 1 to 32; got ${p}`);
-    return n;
+    const parsed = parseParallelParts(p);
+    if (parsed === undefined) throw new Error(`--parts takes auto or whole numbers from 1 to 32; got ${p}`);
+    return parsed;
   });
   const concurrent = Number(values.concurrent);
   if (!Number.isInteger(concurrent) || concurrent < 0 || concurrent > 16) {
@@ -148,8 +149,9 @@ interface SizeResult {
 }
 
 /** What an upload can reach: the service link, or the S3 connections feeding it. */
-function expectedMBps(links: Links, parts: number): number {
-  return Math.min(links.serviceMBps, parts * links.s3ConnectionMBps, links.s3TotalMBps);
+function expectedMBps(links: Links, parts: ParallelParts): number {
+  const connections = parts === 'auto' ? AUTO_MAX_PARTS : parts;
+  return Math.min(links.serviceMBps, connections * links.s3ConnectionMBps, links.s3TotalMBps);
 }
 
 async function measureSize(
@@ -188,7 +190,7 @@ async function measureSize(
   });
 
   for (const parts of args.parts) {
-    log(`uploadData, ${parts} ranged read(s) in flight`);
+    log(`uploadData, ranged reads in flight: ${parts}`);
     const jobId = await createJob(endpoints.simulatorUrl);
     const target: BenchTarget = {
       ...base,
@@ -215,7 +217,13 @@ async function measureSize(
   if (args.concurrent === 0) return { sizeBytes, rows };
   log(`${args.concurrent} uploads at once in one process`);
   const jobIds = await Promise.all(Array.from({ length: args.concurrent }, () => createJob(endpoints.simulatorUrl)));
-  const target: BenchTarget = { ...base, simulatorUrl: endpoints.serviceUrl, jobIds, warmup: await warmup() };
+  const target: BenchTarget = {
+    ...base,
+    simulatorUrl: endpoints.serviceUrl,
+    jobIds,
+    parallelParts: 'auto',
+    warmup: await warmup(),
+  };
   const many = await runMeasurement<ConcurrentRun>('test/bench/upload-concurrent.ts', targetEnv(target));
   for (const jobId of jobIds) {
     verify(`concurrent upload ${jobId}`, await receivedJob(endpoints.simulatorUrl, jobId), sizeBytes, stored.sha256);
