@@ -289,10 +289,10 @@ function printTable(args: Args, results: SizeResult[], targets: Target[]): void 
   console.log('  RSS growth is measured after a 4 MiB warm-up upload in the same process.');
   for (const r of results) {
     console.log(`\n  ${round(r.sizeBytes / MiB)} MiB object`);
-    console.log('    run                 MB/s  expected   ratio  CPU s/GiB  RSS growth MB');
+    console.log('    run                   MB/s  expected   ratio  CPU s/GiB  RSS growth MB');
     for (const row of r.rows) {
       console.log(
-        `    ${row.run.padEnd(16)} ${row.MBps.toFixed(1).padStart(7)} ${row.expectedMBps.toFixed(0).padStart(9)} ` +
+        `    ${row.run.padEnd(18)} ${row.MBps.toFixed(1).padStart(7)} ${row.expectedMBps.toFixed(0).padStart(9)} ` +
           `${row.ratio.toFixed(3).padStart(7)} ${row.cpuSecondsPerGiB.toFixed(2).padStart(10)} ` +
           `${row.rssGrowthMB === undefined ? '-'.padStart(14) : row.rssGrowthMB.toFixed(1).padStart(14)}`,
       );
