@@ -32,6 +32,7 @@ const USAGE = `Usage: npm run bench:link -- [options]
   --sizes 1GiB[,5GiB]        object sizes (default 1GiB)
   --parts 1,2,4,8,auto       ranged S3 reads in flight to measure; auto is the default setting (default 1,2,4,8,auto)
   --concurrent N             uploads at once in one process for the fairness run (default 4; 0 skips it)
+  --part-size 8MiB           size of each ranged read (default UPLOAD_PART_SIZE's default)
   --s3-rtt-ms 2 --s3-connection-mbps 40 --s3-total-mbps 1000
   --service-rtt-ms 40 --service-mbps 150
   --json                     print one JSON object instead of the table
@@ -49,6 +50,7 @@ interface Args extends Links {
   sizes: number[];
   parts: ParallelParts[];
   concurrent: number;
+  partSizeBytes?: number;
   json: boolean;
 }
 
@@ -68,6 +70,7 @@ function parseLinkArgs(argv: string[]): Args {
       sizes: { type: 'string', default: '1GiB' },
       parts: { type: 'string', default: '1,2,4,8,auto' },
       concurrent: { type: 'string', default: '4' },
+      'part-size': { type: 'string' },
       'service-rtt-ms': { type: 'string' },
       'service-mbps': { type: 'string' },
       's3-rtt-ms': { type: 'string' },
@@ -97,10 +100,15 @@ function parseLinkArgs(argv: string[]): Args {
   if (!Number.isInteger(concurrent) || concurrent < 0 || concurrent > 16) {
     throw new Error(`--concurrent must be a whole number from 0 to 16; got ${values.concurrent}`);
   }
+  const partSizeBytes = values['part-size'] === undefined ? undefined : parseSize(values['part-size']);
+  if (values['part-size'] !== undefined && (partSizeBytes === undefined || partSizeBytes < 64 * 1024)) {
+    throw new Error(`--part-size must be a size of at least 64KiB such as 8MiB; got ${values['part-size']}`);
+  }
   return {
     sizes,
     parts,
     concurrent,
+    partSizeBytes,
     json: values.json,
     s3RttMs: positive('s3-rtt-ms', values['s3-rtt-ms'], 2),
     s3ConnectionMBps: positive('s3-connection-mbps', values['s3-connection-mbps'], 40),
@@ -166,7 +174,13 @@ async function measureSize(
   const stored = await storeCsvObject(s3Client, BUCKET, key, sizeBytes);
   const warmObject = await storeCsvObject(s3Client, BUCKET, 'bench/warm-up.csv', 4 * MiB);
   const object: BenchObject = { key, etag: stored.etag, sizeBytes };
-  const base: BenchTarget = { ...object, s3Endpoint: endpoints.s3, bucket: BUCKET, caCertPath };
+  const base: BenchTarget = {
+    ...object,
+    s3Endpoint: endpoints.s3,
+    bucket: BUCKET,
+    caCertPath,
+    partSizeBytes: args.partSizeBytes,
+  };
   const warmup = async () => ({
     key: 'bench/warm-up.csv',
     etag: warmObject.etag,
