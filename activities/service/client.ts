@@ -10,7 +10,7 @@ import type { Readable } from 'node:stream';
 import { Agent, type Dispatcher } from 'undici';
 import type { ServiceEndpoint } from '../../workflows/policy/endpoints.js';
 import type { EntityType, FieldMapping, MappingObjectType } from '../../workflows/policy/import-input.js';
-import { excerpt, parseErrorBody } from './error-body.js';
+import { type ErrorBodyFacts, excerpt, parseErrorBody } from './error-body.js';
 import {
   BadRequest,
   Forbidden,
@@ -23,6 +23,7 @@ import {
   Timeout,
   Unauthorized,
 } from './errors.js';
+import { redact } from './redaction.js';
 import { checkShape, type Shape, shapes } from './response-shapes.js';
 import type { TokenSource } from './token-source.js';
 import type {
@@ -353,7 +354,8 @@ export class ServiceClient {
     token: string,
     sentVersion: number,
   ): Promise<ServiceError> {
-    const facts = parseErrorBody(redact(text, token), contentType);
+    // Before parsing (the raw text may spell the token escaped) and after (what parsing decoded).
+    const facts = redactFacts(parseErrorBody(redact(text, [token]), contentType), token);
     const d: ServiceErrorDetails = { ...details, status, ...facts };
     if (status === 400 || status === 413 || status === 422) return new BadRequest(d);
     if (status === 401) {
@@ -412,8 +414,13 @@ function queryString(query: Record<string, string | number | undefined> | undefi
   return s ? `?${s}` : '';
 }
 
-function redact(text: string, token: string): string {
-  return token && text.includes(token) ? text.split(token).join('[redacted]') : text;
+function redactFacts(facts: ErrorBodyFacts, token: string): ErrorBodyFacts {
+  const clean = (v: string | undefined) => (v === undefined ? undefined : redact(v, [token]));
+  return {
+    errorCode: clean(facts.errorCode),
+    serviceMessage: clean(facts.serviceMessage),
+    diagnosticCode: clean(facts.diagnosticCode),
+  };
 }
 
 function parseSuccess<T>(shape: Shape<T>, text: string, details: ServiceErrorDetails, token: string): T {
@@ -423,11 +430,11 @@ function parseSuccess<T>(shape: Shape<T>, text: string, details: ServiceErrorDet
   } catch {
     throw new ServerError({
       ...details,
-      serviceMessage: `expected ${shape.describes} as JSON, got ${excerpt(redact(text, token)) ?? 'an empty body'}`,
+      serviceMessage: `expected ${shape.describes} as JSON, got ${excerpt(redact(text, [token])) ?? 'an empty body'}`,
     });
   }
   const checked = checkShape(shape, body);
-  if ('problem' in checked) throw new ServerError({ ...details, serviceMessage: redact(checked.problem, token) });
+  if ('problem' in checked) throw new ServerError({ ...details, serviceMessage: redact(checked.problem, [token]) });
   return checked.value;
 }
 
@@ -442,7 +449,7 @@ function transportError(e: unknown, details: ServiceErrorDetails, token: string)
   if (!message && Array.isArray(err?.errors)) {
     message = err.errors.map((x: { message?: unknown }) => String(x?.message ?? '')).join('; ');
   }
-  const said = excerpt(redact([code, message].filter(Boolean).join(': '), token));
+  const said = excerpt(redact([code, message].filter(Boolean).join(': '), [token]));
   const d = { ...details, serviceMessage: said ?? 'the connection failed without a reason' };
   return code && TIMEOUT_CODES.has(code) ? new Timeout(d) : new Network(d);
 }

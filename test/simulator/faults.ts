@@ -2,7 +2,8 @@
  * Injected faults. Each one applies to the next `count` matching requests
  * (default 1) and is used up as it applies:
  * - failNext: answer with that status instead of handling the request
- *   (nothing is applied, nothing is counted against the daily limit);
+ *   (nothing is applied, nothing is counted against the daily limit); with
+ *   `echoToken` the body quotes the request's bearer token in that encoding;
  * - delayNext: handle the request, then wait before answering (a slow
  *   service whose work is done when the client may already have timed out);
  * - applyThenDrop: handle the request fully, then destroy the socket unanswered;
@@ -12,11 +13,13 @@
  *   client's writes block (backpressure) until the simulator closes.
  */
 import type { ServiceEndpoint } from '../../workflows/policy/endpoints.js';
+import { TOKEN_ECHOES, type TokenEcho } from './auth.js';
 
 export interface FailFault {
   status: number;
   body?: unknown;
   contentType?: string;
+  echoToken?: TokenEcho;
 }
 
 interface Counted<T> {
@@ -57,6 +60,9 @@ export class FaultPlan {
   failNext(endpoint: ServiceEndpoint, fault: FailFault, count?: number): void {
     if (!Number.isInteger(fault.status) || fault.status < 100 || fault.status > 599) {
       throw new Error(`failNext status must be an HTTP status code (100-599), got ${JSON.stringify(fault.status)}`);
+    }
+    if (fault.echoToken !== undefined && !TOKEN_ECHOES.includes(fault.echoToken)) {
+      throw new Error(`echoToken must be one of ${TOKEN_ECHOES.join(', ')}, got ${JSON.stringify(fault.echoToken)}`);
     }
     queueFor(this.fail, endpoint).add(fault, count);
   }

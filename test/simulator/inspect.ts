@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { isBudgetedEndpoint, type ServiceEndpoint, UNBUDGETED_ENDPOINTS } from '../../workflows/policy/endpoints.js';
+import type { TokenEcho } from './auth.js';
 import { json, parseJson, type Reply, readSmallBody } from './http-io.js';
 import type { Simulator } from './server.js';
 
@@ -85,6 +86,7 @@ function addFault(sim: Simulator, body: Record<string, unknown>): void {
         count,
         body: body.body,
         contentType: typeof body.contentType === 'string' ? body.contentType : undefined,
+        echoToken: body.echoToken as TokenEcho | undefined,
       });
       return;
     case 'delayNext':

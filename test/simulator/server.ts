@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { BudgetedEndpoint, ServiceEndpoint } from '../../workflows/policy/endpoints.js';
-import { authorize, IMPORT_PERMISSION, type TokenTable } from './auth.js';
+import { authorize, IMPORT_PERMISSION, type TokenEcho, type TokenTable, tokenEchoReply } from './auth.js';
 import { defaultFaultReply, importError } from './error-bodies.js';
 import { FaultPlan } from './faults.js';
 import { drain, json, type Reply, send } from './http-io.js';
@@ -56,7 +56,7 @@ export interface Simulator {
   failNext(
     endpoint: ServiceEndpoint,
     status: number,
-    options?: { count?: number; body?: unknown; contentType?: string },
+    options?: { count?: number; body?: unknown; contentType?: string; echoToken?: TokenEcho },
   ): void;
   delayNext(endpoint: ServiceEndpoint, ms: number, options?: { count?: number }): void;
   resetUploadAfter(bytes: number, options?: { count?: number }): void;
@@ -119,7 +119,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     const injected = faults.takeFail(endpoint);
     let reply: Reply;
     let drop = false;
-    if (injected) {
+    if (injected?.echoToken) {
+      reply = tokenEchoReply(injected.status, req.headers.authorization, injected.echoToken);
+    } else if (injected) {
       reply =
         injected.body === undefined
           ? defaultFaultReply(endpoint, injected.status)
@@ -189,7 +191,11 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       return closing;
     },
     failNext: (endpoint, status, opts = {}) =>
-      faults.failNext(endpoint, { status, body: opts.body, contentType: opts.contentType }, opts.count),
+      faults.failNext(
+        endpoint,
+        { status, body: opts.body, contentType: opts.contentType, echoToken: opts.echoToken },
+        opts.count,
+      ),
     delayNext: (endpoint, ms, opts = {}) => faults.delayNext(endpoint, ms, opts.count),
     resetUploadAfter: (bytes, opts = {}) => faults.resetUploadAfter(bytes, opts.count),
     applyThenDrop: (endpoint, opts = {}) => faults.applyThenDrop(endpoint, opts.count),
