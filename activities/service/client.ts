@@ -10,7 +10,7 @@ import type { Readable } from 'node:stream';
 import { Agent, type Dispatcher } from 'undici';
 import type { ServiceEndpoint } from '../../workflows/policy/endpoints.js';
 import type { EntityType, FieldMapping, MappingObjectType } from '../../workflows/policy/import-input.js';
-import { type ErrorBodyFacts, excerpt, parseErrorBody } from './error-body.js';
+import { excerpt, parseRedactedErrorBody } from './error-body.js';
 import {
   BadRequest,
   Forbidden,
@@ -276,7 +276,22 @@ export class ServiceClient {
     });
   }
 
+  /**
+   * A 401 to a token that has since been replaced (a rotated file, a fresh
+   * exchange) is sent again once with the new token, which the spec allows
+   * (it is a changed request). An upload is not: its body is spent, so its
+   * Unauthorized says `tokenRotated` and the activity's retry sends it again.
+   */
   private async call<T>(r: Request<T>): Promise<T> {
+    try {
+      return await this.attempt(r);
+    } catch (e) {
+      if (!(e instanceof Unauthorized && e.tokenRotated) || r.upload) throw e;
+      return this.attempt(r);
+    }
+  }
+
+  private async attempt<T>(r: Request<T>): Promise<T> {
     r.signal?.throwIfAborted();
     const started = performance.now();
     const { token, version } = await this.#tokens.current();
@@ -354,12 +369,12 @@ export class ServiceClient {
     token: string,
     sentVersion: number,
   ): Promise<ServiceError> {
-    // Before parsing (the raw text may spell the token escaped) and after (what parsing decoded).
-    const facts = redactFacts(parseErrorBody(redact(text, [token]), contentType), token);
+    const facts = parseRedactedErrorBody(text, contentType, [token]);
     const d: ServiceErrorDetails = { ...details, status, ...facts };
     if (status === 400 || status === 413 || status === 422) return new BadRequest(d);
     if (status === 401) {
       // A rotation between sending and now makes a retry a different request, which the spec allows.
+      await this.#tokens.rejected?.(sentVersion).catch(() => undefined);
       const now = await this.#tokens.current().catch(() => undefined);
       return new Unauthorized({ ...d, tokenRotated: now !== undefined && now.version !== sentVersion });
     }
@@ -412,15 +427,6 @@ function queryString(query: Record<string, string | number | undefined> | undefi
   for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) params.set(k, String(v));
   const s = params.toString();
   return s ? `?${s}` : '';
-}
-
-function redactFacts(facts: ErrorBodyFacts, token: string): ErrorBodyFacts {
-  const clean = (v: string | undefined) => (v === undefined ? undefined : redact(v, [token]));
-  return {
-    errorCode: clean(facts.errorCode),
-    serviceMessage: clean(facts.serviceMessage),
-    diagnosticCode: clean(facts.diagnosticCode),
-  };
 }
 
 function parseSuccess<T>(shape: Shape<T>, text: string, details: ServiceErrorDetails, token: string): T {

@@ -10,7 +10,8 @@
  * - resetUploadAfter: destroy the socket after K body bytes of a data PUT
  *   (the upload is not accepted, the job stays new);
  * - stallUploadAfter: stop reading a data PUT's body after K bytes, so the
- *   client's writes block (backpressure) until the simulator closes.
+ *   client's writes block (backpressure) until the simulator closes;
+ * - expireTokenNext: the request's token expires early, before it is checked.
  */
 import type { ServiceEndpoint } from '../../workflows/policy/endpoints.js';
 import { TOKEN_ECHOES, type TokenEcho } from './auth.js';
@@ -56,6 +57,7 @@ export class FaultPlan {
   private readonly drop = new Map<ServiceEndpoint, FaultQueue<true>>();
   private readonly resetUpload = new FaultQueue<number>();
   private readonly stallUpload = new FaultQueue<number>();
+  private readonly expireToken = new Map<ServiceEndpoint, FaultQueue<true>>();
 
   failNext(endpoint: ServiceEndpoint, fault: FailFault, count?: number): void {
     if (!Number.isInteger(fault.status) || fault.status < 100 || fault.status > 599) {
@@ -86,6 +88,14 @@ export class FaultPlan {
     this.stallUpload.add(bytes, count);
   }
 
+  expireTokenNext(endpoint: ServiceEndpoint, count?: number): void {
+    queueFor(this.expireToken, endpoint).add(true, count);
+  }
+
+  takeExpireToken(endpoint: ServiceEndpoint): boolean {
+    return this.expireToken.get(endpoint)?.take() ?? false;
+  }
+
   takeFail(endpoint: ServiceEndpoint): FailFault | undefined {
     return this.fail.get(endpoint)?.take();
   }
@@ -112,6 +122,7 @@ export class FaultPlan {
     this.drop.clear();
     this.resetUpload.clear();
     this.stallUpload.clear();
+    this.expireToken.clear();
   }
 }
 

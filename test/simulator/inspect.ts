@@ -11,7 +11,14 @@ import type { Simulator } from './server.js';
 
 export const INSPECT_PREFIX = '/__sim/';
 
-const FAULT_KINDS = ['failNext', 'delayNext', 'resetUploadAfter', 'applyThenDrop', 'stallUploadAfter'] as const;
+const FAULT_KINDS = [
+  'failNext',
+  'delayNext',
+  'resetUploadAfter',
+  'applyThenDrop',
+  'stallUploadAfter',
+  'expireTokenNext',
+] as const;
 
 export async function handleInspect(req: IncomingMessage, pathname: string, sim: Simulator): Promise<Reply> {
   const route = `${req.method} ${pathname.slice(INSPECT_PREFIX.length - 1)}`;
@@ -100,6 +107,9 @@ function addFault(sim: Simulator, body: Record<string, unknown>): void {
       return;
     case 'stallUploadAfter':
       sim.stallUploadAfter(requireNumber(body, 'bytes'), { count });
+      return;
+    case 'expireTokenNext':
+      sim.expireTokenNext(requireEndpoint(body), { count });
       return;
     default:
       throw new Error(`kind must be one of ${FAULT_KINDS.join(', ')}, got ${JSON.stringify(body.kind)}`);
