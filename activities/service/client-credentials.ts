@@ -31,6 +31,8 @@ export interface ClientCredentialsOptions {
 
 /** Refresh this long before expiry: a tenth of the lifetime, at most 5 minutes (so 5 minutes of an 8-hour token). */
 const MAX_REFRESH_MARGIN_MS = 5 * 60 * 1000;
+/** A token exchanged because of a 401 and refused again within this time is not exchanged again: the 401 is final. */
+const MIN_REFRESH_AFTER_401_MS = 60 * 1000;
 const TOKEN_PATTERN = /^[\x21-\x7e]+$/;
 const DETAILS: Omit<ServiceErrorDetails, 'path'> = { endpoint: 'tokenExchange', method: 'POST' };
 
@@ -38,8 +40,8 @@ interface Held {
   token: string;
   version: number;
   refreshAtMs: number;
-  /** Exchanged because the previous token met a 401: a 401 on this one is final. */
-  after401: boolean;
+  /** When it was exchanged because the previous token met a 401. */
+  after401AtMs?: number;
 }
 
 export class ClientCredentialsTokenSource implements TokenSource {
@@ -66,15 +68,16 @@ export class ClientCredentialsTokenSource implements TokenSource {
   }
 
   /**
-   * The service refused the token of `version`. The first 401 of a token
-   * exchanged on schedule starts a new exchange (the token may have been
-   * revoked or the clocks disagree); a 401 of a token exchanged after a 401
-   * does not, so bad credentials or a missing permission end in Unauthorized
-   * instead of an endless loop.
+   * The service refused the token of `version`: exchange it for a new one
+   * (it may have been revoked, or the clocks disagree), unless that token is
+   * itself a fresh replacement for a refused one. Then the 401 is final, so
+   * credentials whose tokens the service refuses end in Unauthorized instead
+   * of an exchange per call.
    */
   async rejected(version: number): Promise<void> {
     const held = this.#held;
-    if (!held || held.version !== version || held.after401) return;
+    if (!held || held.version !== version) return;
+    if (held.after401AtMs !== undefined && this.#now() - held.after401AtMs < MIN_REFRESH_AFTER_401_MS) return;
     await this.exchange(true);
   }
 
@@ -136,7 +139,7 @@ export class ClientCredentialsTokenSource implements TokenSource {
       token: answer.token,
       version: this.#version,
       refreshAtMs: sentAtMs + answer.expiresInMs - margin,
-      after401,
+      ...(after401 ? { after401AtMs: sentAtMs } : {}),
     };
   }
 

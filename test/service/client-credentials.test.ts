@@ -86,6 +86,17 @@ describe('the client-credentials token source', () => {
     expect(statusesOf('listJobs')).toEqual([401, 401]);
   });
 
+  it('a 401 a minute after a refresh-after-401 exchanges again (a later revocation is not final)', async () => {
+    await start();
+    await client.listSources('Account');
+    sim.expireTokenNext('listJobs');
+    await client.listJobs();
+    clock.now += 60_000;
+    sim.expireTokenNext('listJobs');
+    expect(await client.listJobs()).toMatchObject({ data: [] });
+    expect(exchanges()).toHaveLength(3);
+  });
+
   it('refused credentials are a BadRequest naming the exchange, without the secret even when the service echoes it', async () => {
     await start({ value: new Secret('wrong/secret+value=') });
     const echo = '{"message":"invalid clientSecret wrong\\/secret\\u002bvalue="}';

@@ -89,7 +89,8 @@ export class TokenAuthority {
     }
     const client = Object.hasOwn(this.clients, clientId) ? this.clients[clientId] : undefined;
     if (!client || client.secret !== clientSecret) return importError(400, 'invalid client credentials');
-    const token = `sim-issued-${randomBytes(18).toString('base64url')}`;
+    // Standard base64, as many opaque tokens are: its / + = change when a careless echo escapes them.
+    const token = `sim-issued-${randomBytes(20).toString('base64')}`;
     this.tokens[token] = {
       permissions: [...client.permissions],
       expiresAtMs: this.now() + this.lifetimeSeconds * 1000,
