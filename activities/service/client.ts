@@ -281,6 +281,8 @@ export class ServiceClient {
    * exchange) is sent again once with the new token, which the spec allows
    * (it is a changed request). An upload is not: its body is spent, so its
    * Unauthorized says `tokenRotated` and the activity's retry sends it again.
+   * One budget reservation covers both sends: a 401 is assumed not to count
+   * against a daily limit (the service cannot tell whose call it was).
    */
   private async call<T>(r: Request<T>): Promise<T> {
     try {
