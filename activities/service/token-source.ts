@@ -28,7 +28,8 @@ export class TokenSourceError extends Error {
 /** Visible ASCII only: anything else could split the Authorization header. */
 const TOKEN_PATTERN = /^[\x21-\x7e]+$/;
 
-export function createTokenSource(config: TokenConfig): TokenSource {
+/** `requestTimeoutMs` bounds a client-credentials exchange, like any short call. */
+export function createTokenSource(config: TokenConfig, options: { requestTimeoutMs?: number } = {}): TokenSource {
   if (config.kind === 'env') {
     const token = config.token.reveal().trim();
     if (!TOKEN_PATTERN.test(token)) {
@@ -36,7 +37,7 @@ export function createTokenSource(config: TokenConfig): TokenSource {
     }
     return { current: async () => ({ token, version: 1 }) };
   }
-  if (config.kind === 'client-credentials') return new ClientCredentialsTokenSource(config);
+  if (config.kind === 'client-credentials') return new ClientCredentialsTokenSource(config, options);
   return new FileTokenSource(config.path);
 }
 
