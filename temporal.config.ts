@@ -42,7 +42,17 @@ export class Secret {
   }
 }
 
-export type TokenConfig = { kind: 'env'; token: Secret } | { kind: 'file'; path: string };
+export type TokenConfig =
+  | { kind: 'env'; token: Secret }
+  | { kind: 'file'; path: string }
+  | {
+      kind: 'client-credentials';
+      /** The exchange's URL: the service's base URL + /auth/v1/token. */
+      tokenUrl: string;
+      clientId: string;
+      /** The secret itself, or a file holding it (re-read at every exchange, so it can be rotated). */
+      clientSecret: { value: Secret } | { file: string };
+    };
 
 export interface ServiceConfig {
   baseUrl: string;
@@ -114,8 +124,14 @@ export const CONFIG_VARIABLES = {
   IMPORT_TASK_QUEUE: 'Task queue the worker polls and the CLI starts workflows on. Default bulk-import',
   TEMPORAL_UI_URL: 'Base URL of the Temporal Web UI, for links. Default http://localhost:8233',
   COMPANY_DATA_BASE_URL: 'Base URL of the Company Data Service (https unless loopback). Required by the worker',
-  COMPANY_DATA_TOKEN: 'Bearer token for the service. Required by the worker unless COMPANY_DATA_TOKEN_FILE is set',
+  COMPANY_DATA_TOKEN:
+    'Bearer token for the service. The worker needs exactly one token source: this, COMPANY_DATA_TOKEN_FILE or COMPANY_DATA_CLIENT_ID',
   COMPANY_DATA_TOKEN_FILE: 'File holding the token, re-read when it changes (for a sidecar that rotates 8-hour tokens)',
+  COMPANY_DATA_CLIENT_ID:
+    'Client id for the built-in client-credentials exchange (POST /auth/v1/token): the worker gets and refreshes its own 8-hour tokens',
+  COMPANY_DATA_CLIENT_SECRET:
+    'Client secret for COMPANY_DATA_CLIENT_ID (never logged). Set this or COMPANY_DATA_CLIENT_SECRET_FILE',
+  COMPANY_DATA_CLIENT_SECRET_FILE: 'File holding the client secret, re-read at every exchange',
   COMPANY_DATA_REQUEST_TIMEOUT: 'Timeout of one short service call. Default 30s',
   UPLOAD_IDLE_TIMEOUT: 'An upload fails (and is retried) when no byte moved for this long. Default 60s',
   S3_ENDPOINT: 'S3-compatible endpoint URL; unset means AWS. Credentials come from the AWS default chain',
@@ -243,29 +259,59 @@ function readServiceConfig(r: Reader): ServiceConfig {
   if (!baseUrl.startsWith('https:') && !isLoopbackUrl(baseUrl)) {
     fail('COMPANY_DATA_BASE_URL', 'https (plain http is allowed only for loopback addresses)', baseUrl);
   }
-  const tokenFile = r.raw('COMPANY_DATA_TOKEN_FILE');
-  const tokenValue = r.raw('COMPANY_DATA_TOKEN');
-  let token: TokenConfig;
-  if (tokenFile) {
-    try {
-      readFileSync(tokenFile);
-    } catch {
-      fail('COMPANY_DATA_TOKEN_FILE', 'a readable file holding the bearer token', tokenFile);
-    }
-    token = { kind: 'file', path: tokenFile };
-  } else if (tokenValue) {
-    token = { kind: 'env', token: new Secret(tokenValue) };
-  } else {
-    throw new ConfigError(
-      'COMPANY_DATA_TOKEN or COMPANY_DATA_TOKEN_FILE must be set: the worker needs a service token',
-    );
-  }
+  const token = readTokenConfig(r, baseUrl);
   return {
     baseUrl,
     token,
     requestTimeoutMs: r.duration('COMPANY_DATA_REQUEST_TIMEOUT', '30s'),
     uploadIdleTimeoutMs: r.duration('UPLOAD_IDLE_TIMEOUT', '60s'),
   };
+}
+
+const TOKEN_SOURCES = ['COMPANY_DATA_TOKEN', 'COMPANY_DATA_TOKEN_FILE', 'COMPANY_DATA_CLIENT_ID'] as const;
+
+/** Exactly one token source: two would leave a reader guessing which one the worker uses. */
+function readTokenConfig(r: Reader, baseUrl: string): TokenConfig {
+  const given = TOKEN_SOURCES.filter((name) => r.raw(name) !== undefined);
+  if (given.length !== 1) {
+    throw new ConfigError(
+      `exactly one of ${TOKEN_SOURCES.join(', ')} must be set: the worker needs one way to get its service token; ${given.length === 0 ? 'none is set' : `${given.join(' and ')} are set`}`,
+    );
+  }
+  const tokenFile = r.raw('COMPANY_DATA_TOKEN_FILE');
+  if (tokenFile) return { kind: 'file', path: readableFile(r, 'COMPANY_DATA_TOKEN_FILE', 'the bearer token') };
+  const clientId = r.raw('COMPANY_DATA_CLIENT_ID');
+  if (!clientId) return { kind: 'env', token: new Secret(r.raw('COMPANY_DATA_TOKEN') as string) };
+  return {
+    kind: 'client-credentials',
+    tokenUrl: `${baseUrl}/auth/v1/token`,
+    clientId,
+    clientSecret: readClientSecret(r),
+  };
+}
+
+function readClientSecret(r: Reader): { value: Secret } | { file: string } {
+  const value = r.raw('COMPANY_DATA_CLIENT_SECRET');
+  const file = r.raw('COMPANY_DATA_CLIENT_SECRET_FILE');
+  if ((value === undefined) === (file === undefined)) {
+    throw new ConfigError(
+      `exactly one of COMPANY_DATA_CLIENT_SECRET or COMPANY_DATA_CLIENT_SECRET_FILE must be set with COMPANY_DATA_CLIENT_ID; ${value === undefined ? 'neither is set' : 'both are set'}`,
+    );
+  }
+  return value === undefined
+    ? { file: readableFile(r, 'COMPANY_DATA_CLIENT_SECRET_FILE', 'the client secret') }
+    : { value: new Secret(value) };
+}
+
+/** The path, once it is known to be readable (its content is never quoted). */
+function readableFile(r: Reader, name: string, holding: string): string {
+  const path = r.raw(name) as string;
+  try {
+    readFileSync(path);
+  } catch {
+    fail(name, `a readable file holding ${holding}`, path);
+  }
+  return path;
 }
 
 const durationSchema = z.string().refine((s) => parseDuration(s) !== undefined, 'a duration such as 1h or 30m');
