@@ -114,7 +114,7 @@ describe('importFile input validation', () => {
   });
 
   it('refuses a numeric sourceId above 2^53, which JSON has already rounded, and unsafe timeouts', () => {
-    expect(problemsWith({ fieldMappings: { ...mappings, sourceId: 9007199254740993 } })).toEqual([
+    expect(problemsWith({ fieldMappings: { ...mappings, sourceId: JSON.parse('9007199254740993') } })).toEqual([
       'fieldMappings.sourceId 9007199254740992 is a JSON number above 2^53, so it may have been rounded; write the id as a decimal string',
     ]);
     expect(problemsWith({ jobTimeoutMs: 2 ** 60 })).toEqual([
