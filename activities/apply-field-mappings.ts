@@ -4,7 +4,7 @@
  * (compared as sets: the service need not keep our order), then reads back,
  * because a PUT that answered 201 is not proof the set took.
  */
-import { Context } from '@temporalio/activity';
+import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ApplyFieldMappingsInput, ApplyFieldMappingsResult } from '../workflows/policy/activity-contracts.js';
 import type { FieldMapping, MappingObjectType } from '../workflows/policy/import-input.js';
@@ -59,7 +59,10 @@ export function makeApplyFieldMappings(deps: ApplyFieldMappingsDeps) {
     const read = () =>
       calls.run('getFieldMappings', () => deps.service.getFieldMappings(sourceId, objectType, { signal }));
     try {
-      if (sameSet(await read(), mappings)) return { changed: false, apiCalls: calls.counts };
+      if (sameSet(await read(), mappings)) {
+        log.info('Field mappings already in place', { sourceId, objectType, mappings: mappings.length });
+        return { changed: false, apiCalls: calls.counts };
+      }
       // The only shape the service offers: the whole set, replacing what is there.
       const wanted = mappings.map(({ sourceFieldLabel, serviceFieldName, dataType }) => ({
         sourceFieldLabel,
@@ -79,6 +82,7 @@ export function makeApplyFieldMappings(deps: ApplyFieldMappingsDeps) {
           { sourceId, objectType, missing: d.missing, unexpected: d.unexpected },
         );
       }
+      log.info('Field mappings applied', { sourceId, objectType, mappings: mappings.length });
       return { changed: true, apiCalls: calls.counts };
     } catch (err) {
       if (err instanceof ApplicationFailure && err.type === 'NotFound') {

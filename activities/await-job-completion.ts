@@ -6,7 +6,7 @@
  * heartbeats its progress (also while sleeping, so that cancellation reaches
  * it) and a retry resumes at the poll index it had reached.
  */
-import { Context } from '@temporalio/activity';
+import { Context, log } from '@temporalio/activity';
 import type {
   AwaitJobCompletionInput,
   AwaitJobCompletionResult,
@@ -82,6 +82,9 @@ export function makeAwaitJobCompletion(deps: AwaitJobCompletionDeps) {
       const job = await calls.run('jobStatus', () => deps.service.getJob(jobId, { signal }));
       polls += 1;
       progress.pollIndex += 1;
+      if (job.state !== progress.lastState) {
+        log.info('Import job state changed', { jobId, from: progress.lastState, to: job.state, polls });
+      }
       progress.lastState = job.state;
       beat();
       if (job.state === 'completed') return { state: 'completed', polls, apiCalls: calls.counts };

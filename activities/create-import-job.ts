@@ -5,7 +5,7 @@
  * lost, a retried attempt and an operator's reset all find that job instead
  * of creating a second one.
  */
-import { Context } from '@temporalio/activity';
+import { Context, log } from '@temporalio/activity';
 import type { CreateImportJobInput, CreateImportJobResult } from '../workflows/policy/activity-contracts.js';
 import { jobNameHasKey, jobNameWithKey } from '../workflows/policy/job-key.js';
 import type { CallOptions, CreateImportJobBody, ImportJob, ImportJobList, ListJobsQuery } from './service/types.js';
@@ -29,7 +29,10 @@ export function makeCreateImportJob(deps: CreateImportJobDeps) {
     const signal = Context.current().cancellationSignal;
     const calls = ServiceCalls.forCurrentActivity(deps, input.tenant);
     const existing = await findJobWithKey(input, perPage, calls, deps.service, signal);
-    if (existing) return { jobId: existing.id, reused: true, state: existing.state, apiCalls: calls.counts };
+    if (existing) {
+      log.info('Import job found, created earlier', { jobId: existing.id, jobState: existing.state });
+      return { jobId: existing.id, reused: true, state: existing.state, apiCalls: calls.counts };
+    }
     const body: CreateImportJobBody = {
       dataImportName: jobNameWithKey(input.dataImportName, input.jobKey),
       entityType: input.entityType,
@@ -37,6 +40,7 @@ export function makeCreateImportJob(deps: CreateImportJobDeps) {
       ...(input.activityTypeId === undefined ? {} : { activityTypeId: input.activityTypeId }),
     };
     const job = await calls.run('createJob', () => deps.service.createJob(body, { signal }));
+    log.info('Import job created', { jobId: job.id, jobState: job.state });
     return { jobId: job.id, reused: false, state: job.state, apiCalls: calls.counts };
   };
 }

@@ -3,7 +3,7 @@
  * inject a database): production passes real clients built from
  * configuration; tests pass the same clients pointed at local servers.
  */
-import type { BudgetUsage, ImportActivities } from '../workflows/policy/activity-contracts.js';
+import type { AllActivities, BudgetUsage } from '../workflows/policy/activity-contracts.js';
 import { makeApplyFieldMappings } from './apply-field-mappings.js';
 import { makeAwaitJobCompletion } from './await-job-completion.js';
 import type { BudgetGate } from './budget/gate.js';
@@ -55,7 +55,7 @@ export function createActivities(deps: ActivityDeps) {
     readBudgetUsage: async ({ tenant }: { tenant: string }): Promise<BudgetUsage> => budget.usage(tenant),
     listFeedObjects: makeListFeedObjects({ s3 }),
   };
-  // The workflows proxy these by name: fail the build if a signature drifts from the contract.
-  activities satisfies ImportActivities;
+  // The workflows proxy these by name: fail the build if one is missing or its signature drifts from a contract.
+  activities satisfies AllActivities;
   return activities;
 }

@@ -13,7 +13,7 @@
  * and an idle watchdog abort both the S3 read and the PUT.
  */
 import type { Readable } from 'node:stream';
-import { Context } from '@temporalio/activity';
+import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { UploadDataInput, UploadDataResult, UploadProgress } from '../workflows/policy/activity-contracts.js';
 import type { BudgetGate } from './budget/gate.js';
@@ -60,9 +60,15 @@ export function makeUploadData(deps: UploadDataDeps) {
     const heartbeats = setInterval(beat, heartbeatIntervalMs);
     try {
       const job = await calls.run('jobStatus', () => deps.service.getJob(input.jobId, { signal: cancelled }));
-      if (job.state !== 'new') return { skipped: true, bytesSent: 0, state: job.state, apiCalls: calls.counts };
+      if (job.state !== 'new') {
+        log.info('Upload skipped: the job already has its data', { jobId: input.jobId, jobState: job.state });
+        return { skipped: true, bytesSent: 0, state: job.state, apiCalls: calls.counts };
+      }
+      log.info('Upload started', { jobId: input.jobId, bytes: input.sizeBytes, etag: input.etag });
+      const startedMs = Date.now();
       const accepted = await transfer(deps, input, calls, progress);
       beat();
+      log.info('Upload finished', { jobId: input.jobId, ...transferRate(progress.bytesSent, Date.now() - startedMs) });
       return { skipped: false, bytesSent: progress.bytesSent, state: accepted.state, apiCalls: calls.counts };
     } catch (err) {
       if (cancelled.aborted) throw cancelled.reason;
@@ -71,6 +77,15 @@ export function makeUploadData(deps: UploadDataDeps) {
       clearInterval(heartbeats);
     }
   };
+}
+
+/** Bytes, seconds and MB/s of a finished transfer, for the log. */
+function transferRate(
+  bytes: number,
+  elapsedMs: number,
+): { bytes: number; seconds: number; megabytesPerSecond: number } {
+  const seconds = Math.max(elapsedMs, 1) / 1000;
+  return { bytes, seconds: Number(seconds.toFixed(3)), megabytesPerSecond: Number((bytes / 1e6 / seconds).toFixed(2)) };
 }
 
 async function transfer(

@@ -1,11 +1,12 @@
 /**
- * import-worker: the operator's command line. Every command reads the same
- * configuration as the worker (temporal.config.ts), fails with one line and a
- * non-zero exit code, and prints results on stdout (warnings on stderr).
+ * import-worker: the operator's command line. Each command reads only the
+ * configuration it uses (temporal.config.ts), fails with one line and the
+ * exit code of exit-codes.ts (2: usage or configuration, 1: it ran and
+ * failed), and prints results on stdout, warnings and progress on stderr.
  */
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Command, Option } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { ENTITY_TYPES, LIST_ACTIONS, ON_FAILURE_MODES } from '../workflows/policy/import-input.js';
 import { ABANDON_SIGNAL, RETRY_SIGNAL } from '../workflows/policy/import-workflow-contract.js';
 import { budgetCommand } from './cli/budget-command.js';
@@ -15,18 +16,25 @@ import { schedulesApplyCommand, schedulesListCommand, schedulesTriggerCommand } 
 import { signalCommand } from './cli/signal-commands.js';
 import { startCommand } from './cli/start-command.js';
 import { statusCommand } from './cli/status-command.js';
+import { EXIT } from './exit-codes.js';
+import { packageVersion } from './version.js';
 
 const ENVIRONMENT_HELP = `
 Configuration comes from the environment, as for the worker: TEMPORAL_ADDRESS,
 TEMPORAL_NAMESPACE, IMPORT_TASK_QUEUE, TEMPORAL_UI_URL, IMPORT_TENANT,
-IMPORT_FEEDS_FILE (see the README's configuration reference).`;
+IMPORT_FEEDS_FILE, the IMPORT_BUDGET_* limits (see the README's configuration
+reference). Exit codes: 0 done, 1 it ran and failed, 2 usage or configuration error.`;
 
 export function buildProgram(ctx: CliContext): Command {
   const program = new Command('import-worker')
     .description(
       'Operate the bulk-import pipeline: start and follow imports, answer failures, read budgets, manage nightly schedules.',
     )
+    .version(packageVersion(), '-V, --version', 'print the version')
     .showSuggestionAfterError()
+    // Throw instead of exiting, so one place (main) decides every exit code.
+    .exitOverride()
+    .configureOutput({ outputError: (text) => ctx.warn(text.trimEnd()) })
     .addHelpText('after', ENVIRONMENT_HELP);
 
   program
@@ -109,9 +117,10 @@ export function buildProgram(ctx: CliContext): Command {
 export async function main(argv: string[], ctx: CliContext = processContext): Promise<number> {
   try {
     await buildProgram(ctx).parseAsync(argv);
-    return 0;
+    return EXIT.ok;
   } catch (err) {
-    ctx.warn(`error: ${errorLine(err)}`);
+    // Commander has already written its own one line (or the help or version).
+    if (!(err instanceof CommanderError)) ctx.warn(`error: ${errorLine(err)}`);
     return exitCodeOf(err);
   }
 }

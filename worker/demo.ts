@@ -118,7 +118,7 @@ async function demo(options: DemoOptions): Promise<void> {
       args: [input],
     });
     say(`Import        ${workflowId}`);
-    say(`              ${workflowUiLink(config, workflowId)}`);
+    say(`              ${workflowUiLink(config.temporal, workflowId)}`);
 
     // A worker that fails or stops must end the demo, not leave it waiting on an import nobody runs.
     const outcome = await Promise.race([watchImport(handle), workerDone.then(() => undefined)]);
@@ -137,7 +137,7 @@ async function demo(options: DemoOptions): Promise<void> {
         `  simulator: job ${job.id} ${job.state}, received ${formatBytes(job.bytesReceived)}, header ${job.header?.join(', ') ?? '-'}`,
       );
     }
-    say(`  Temporal UI: ${workflowUiLink(config, workflowId)}`);
+    say(`  Temporal UI: ${workflowUiLink(config.temporal, workflowId)}`);
 
     if (options.exit) return;
     say('');

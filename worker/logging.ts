@@ -21,3 +21,12 @@ function writeText(entry: LogEntry): void {
 export function createLogger(level: LogLevel, json = !process.stderr.isTTY): DefaultLogger {
   return new DefaultLogger(level, json ? writeJson : writeText);
 }
+
+/**
+ * The last line of a worker that cannot go on: the bare message on a
+ * terminal, a JSON line (level FATAL) for a log shipper otherwise.
+ */
+export function writeFatal(message: string, json = !process.stderr.isTTY): void {
+  const line = json ? JSON.stringify({ time: new Date().toISOString(), level: 'FATAL', message }) : message;
+  process.stderr.write(`${line}\n`);
+}

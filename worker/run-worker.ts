@@ -7,14 +7,14 @@
  * Used by `npm run worker` and in-process by the local demo.
  */
 import type { Client } from '@temporalio/client';
-import { type NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { type NativeConnection, Worker } from '@temporalio/worker';
 import type { ActivityDeps } from '../activities/index.js';
 import { createActivities } from '../activities/index.js';
 import type { Config } from '../temporal.config.js';
 import { uploadTaskQueue } from '../workflows/policy/budget-contracts.js';
 import { createActivityDeps } from './dependencies.js';
 import type { WorkerMetrics } from './metrics.js';
-import { WORKFLOWS_SOURCE } from './workflow-source.js';
+import { workflowSource } from './workflow-source.js';
 
 export interface RunWorkerOptions {
   config: Config;
@@ -29,11 +29,6 @@ export interface RunWorkerOptions {
   onReady?: () => void;
 }
 
-function workflowSource(config: Config): Pick<WorkerOptions, 'workflowsPath' | 'workflowBundle'> {
-  const codePath = config.worker.workflowBundlePath;
-  return codePath ? { workflowBundle: { codePath } } : { workflowsPath: WORKFLOWS_SOURCE };
-}
-
 export async function runWorker(options: RunWorkerOptions): Promise<void> {
   const { config, connection, client, metrics, signal } = options;
   const deps = options.deps ?? createActivityDeps(config, client, metrics);
@@ -42,7 +37,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
 
   const main = await Worker.create({
     ...common,
-    ...workflowSource(config),
+    ...workflowSource(config.worker.workflowBundlePath),
     taskQueue: config.temporal.taskQueue,
     activities: shortActivities,
     maxConcurrentActivityTaskExecutions: config.worker.maxConcurrentActivities,

@@ -20,13 +20,7 @@ import {
   WorkflowIdReusePolicy,
   workflowInfo,
 } from '@temporalio/workflow';
-import type {
-  BudgetUsage,
-  BudgetUsageInput,
-  FeedObject,
-  ListFeedObjectsInput,
-  ListFeedObjectsResult,
-} from './policy/activity-contracts.js';
+import type { FeedObject, NightlyActivities } from './policy/activity-contracts.js';
 import { importInputProblems } from './policy/import-input.js';
 import {
   emptyTally,
@@ -38,11 +32,6 @@ import {
   recordFailure,
 } from './policy/nightly.js';
 import { ACTIVITY_RETRY_POLICY, SHORT_CALL_TIMEOUT_MS } from './policy/retry-policies.js';
-
-interface NightlyActivities {
-  listFeedObjects(input: ListFeedObjectsInput): Promise<ListFeedObjectsResult>;
-  readBudgetUsage(input: BudgetUsageInput): Promise<BudgetUsage>;
-}
 
 const { listFeedObjects, readBudgetUsage } = proxyActivities<NightlyActivities>({
   startToCloseTimeout: SHORT_CALL_TIMEOUT_MS,

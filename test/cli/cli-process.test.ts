@@ -25,16 +25,11 @@ function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { ...env, TEMPORAL_ADDRESS: CLOSED_PORT_ADDRESS, ...extra };
 }
 
-function run(
-  args: string[],
-  extraEnv: Record<string, string> = {},
-  command: string[] = [TSX, 'worker/cli.ts'],
-): Promise<Run> {
-  const [file, ...pre] = command as [string, ...string[]];
+function run(args: string[], extraEnv: Record<string, string> = {}): Promise<Run> {
   return new Promise((done) => {
     execFile(
-      file,
-      [...pre, ...args],
+      TSX,
+      ['worker/cli.ts', ...args],
       { cwd: ROOT, env: cleanEnv(extraEnv), timeout: 90_000 },
       (err, stdout, stderr) => {
         const code = err ? (typeof err.code === 'number' ? err.code : null) : 0;
@@ -77,9 +72,17 @@ describe('import-worker as a child process', () => {
     });
   });
 
-  it('rejects an invalid import input in one line, before connecting to Temporal', { timeout: 120_000 }, async () => {
+  it('prints its version and exits 0', { timeout: 120_000 }, async () => {
+    const r = await run(['--version']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
+  });
+
+  it('rejects an invalid import input in one line with the usage exit code, before connecting to Temporal', {
+    timeout: 120_000,
+  }, async () => {
     const r = await run(['start', '--bucket', 'b', '--key', 'calls.csv', '--entity-type', 'Activity']);
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2);
     expect(errorLines(r.stderr)).toEqual([
       'error: invalid import input: --activity-type-id: activityTypeId is required when entityType is Activity',
     ]);
@@ -88,7 +91,7 @@ describe('import-worker as a child process', () => {
 
   it('rejects a value outside the choices in one line', { timeout: 120_000 }, async () => {
     const r = await run(['start', '--bucket', 'b', '--key', 'k.csv', '--entity-type', 'Company']);
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2);
     expect(errorLines(r.stderr)).toEqual([
       "error: option '--entity-type <type>' argument 'Company' is invalid. Allowed choices are Account, Opportunity, Person, Activity.",
     ]);
@@ -96,8 +99,24 @@ describe('import-worker as a child process', () => {
 
   it('reports bad configuration by variable in one line', { timeout: 120_000 }, async () => {
     const r = await run(['budget'], { IMPORT_TASK_QUEUE: 'not a queue!' });
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2);
     expect(errorLines(r.stderr)).toEqual(['error: IMPORT_TASK_QUEUE must be a task queue name; got "not a queue!"']);
+  });
+
+  it('is not blocked by a typo in a variable only the worker reads', { timeout: 120_000 }, async () => {
+    const r = await run(['status', 'import-x'], { UPLOAD_PART_SIZE: '8mb', LOG_LEVEL: 'info' });
+    expect(r.code).toBe(1);
+    expect(errorLines(r.stderr)).toEqual([
+      expect.stringMatching(/^error: cannot reach Temporal at 127\.0\.0\.1:1 \(.*\); set TEMPORAL_ADDRESS/),
+    ]);
+  });
+
+  it('refuses to trigger a feed that is not configured, before connecting', { timeout: 120_000 }, async () => {
+    const r = await run(['schedules', 'trigger', 'nosuchfeed']);
+    expect(r.code).toBe(2);
+    expect(errorLines(r.stderr)).toEqual([
+      'error: no feed nosuchfeed in IMPORT_FEEDS_FILE (IMPORT_FEEDS_FILE lists no feeds)',
+    ]);
   });
 
   it('warns about a destructive list action, then says in one line that Temporal cannot be reached', {
@@ -119,11 +138,5 @@ describe('import-worker as a child process', () => {
     expect(lines).toHaveLength(2);
     expect(lines[0]).toBe('warning: listAction replace removes every member of the target list before adding the file');
     expect(lines[1]).toMatch(/^error: cannot reach Temporal at 127\.0\.0\.1:1 \(.*\); set TEMPORAL_ADDRESS/);
-  });
-
-  it('runs through the installed bin, which loads the TypeScript with tsx', { timeout: 120_000 }, async () => {
-    const r = await run(['status'], {}, [process.execPath, 'worker/import-worker.js']);
-    expect(r.code).toBe(1);
-    expect(errorLines(r.stderr)).toEqual(["error: missing required argument 'workflowId'"]);
   });
 });

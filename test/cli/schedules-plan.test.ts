@@ -1,9 +1,11 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { ScheduleDescription, ScheduleOptions, ScheduleUpdateOptions } from '@temporalio/client';
 import { ScheduleOverlapPolicy } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import type { FeedConfig } from '../../temporal.config.js';
 import {
   applySchedules,
+  DEFAULT_APPLY_CONCURRENCY,
   DEFINITION_HASH_MEMO,
   desiredSchedule,
   desiredSchedules,
@@ -29,12 +31,23 @@ function feed(id: string, overrides: Partial<FeedConfig> = {}): FeedConfig {
 class FakeScheduleClient implements ScheduleApi {
   readonly schedules = new Map<string, { options: ScheduleOptions; paused: boolean; note?: string }>();
   readonly calls: string[] = [];
+  /** The most calls that were ever in flight together (each call takes one event-loop turn, like a round trip). */
+  maxInFlight = 0;
+  private inFlight = 0;
+
+  private async roundTrip(): Promise<void> {
+    this.inFlight += 1;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    await nextTurn();
+    this.inFlight -= 1;
+  }
 
   async *list() {
     for (const scheduleId of this.schedules.keys()) yield { scheduleId };
   }
 
   async create(options: ScheduleOptions) {
+    await this.roundTrip();
     if (this.schedules.has(options.scheduleId)) throw new Error(`schedule ${options.scheduleId} already exists`);
     this.calls.push(`create ${options.scheduleId}`);
     this.schedules.set(options.scheduleId, { options, paused: false });
@@ -48,6 +61,7 @@ class FakeScheduleClient implements ScheduleApi {
     };
     return {
       describe: async () => {
+        await this.roundTrip();
         const s = get();
         return {
           action: s.options.action,
@@ -55,6 +69,7 @@ class FakeScheduleClient implements ScheduleApi {
         } as unknown as ScheduleDescription;
       },
       update: async (fn: (previous: ScheduleDescription) => ScheduleUpdateOptions) => {
+        await this.roundTrip();
         const s = get();
         const next = fn({ action: s.options.action, state: { paused: s.paused, note: s.note } } as ScheduleDescription);
         this.calls.push(`update ${scheduleId}`);
@@ -189,6 +204,21 @@ describe('applySchedules against a fake schedule client', () => {
     ]);
     expect(client.schedules.get('nightly-a')?.paused).toBe(true);
     expect([...client.schedules.keys()]).toEqual(['nightly-a']);
+  });
+
+  it('describes, creates and updates a hundred schedules a bounded number at a time, not one by one', async () => {
+    const client = new FakeScheduleClient();
+    const feeds = Array.from({ length: 100 }, (_, i) => feed(`f${i}`));
+    await applySchedules(client, desiredSchedules(feeds, 'q', 't'), { prune: false, dryRun: false });
+    expect(client.schedules.size).toBe(100);
+    expect(client.maxInFlight).toBe(DEFAULT_APPLY_CONCURRENCY);
+
+    const moved = feeds.map((f) => ({ ...f, schedule: { ...f.schedule, time: '05:00' } }));
+    const fresh = new FakeScheduleClient();
+    for (const [id, s] of client.schedules) fresh.schedules.set(id, s);
+    const plan = await applySchedules(fresh, desiredSchedules(moved, 'q', 't'), { prune: false, dryRun: false });
+    expect(plan.update).toHaveLength(100);
+    expect(fresh.maxInFlight).toBe(DEFAULT_APPLY_CONCURRENCY);
   });
 
   it('with dry-run reports the plan and touches nothing', async () => {

@@ -76,7 +76,7 @@ describe('importInputFromFlags', () => {
     expect(input.fieldMappings?.sourceId).toBe('9007199254740993');
   });
 
-  it('refuses a source id written as a JSON number too large to stay exact', () => {
+  it('refuses a source id written as a JSON number too large to stay exact, quoting the digits the file holds', () => {
     expect(
       problemOf(() =>
         importInputFromFlags(
@@ -86,7 +86,7 @@ describe('importInputFromFlags', () => {
         ),
       ),
     ).toMatch(
-      /^fieldMappings\.sourceId 9007199254740992 is too large for a JSON number and was rounded; write it as a string/,
+      /^fieldMappings\.sourceId 9007199254740993 is too large for a JSON number \(it would be rounded\); write it as a string: "sourceId": "9007199254740993"$/,
     );
   });
 

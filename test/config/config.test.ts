@@ -3,7 +3,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { CONFIG_VARIABLES, ConfigError, loadConfig, parseDuration, parseSize } from '../../temporal.config.js';
+import {
+  CONFIG_VARIABLES,
+  ConfigError,
+  documentedDefault,
+  loadBudgetSettings,
+  loadClientConfig,
+  loadConfig,
+  loadFeeds,
+  loadTemporalConfig,
+  parseDuration,
+  parseSize,
+  type VariableName,
+} from '../../temporal.config.js';
 
 const SERVICE = { COMPANY_DATA_BASE_URL: 'http://127.0.0.1:8089', COMPANY_DATA_TOKEN: 'tok-config-test-secret' };
 
@@ -83,6 +95,13 @@ describe('configuration errors name the variable and what it expects', () => {
     [{ IMPORT_TENANT: 'has space' }, /^IMPORT_TENANT must be 1-64 letters/],
     [{ WORKER_METRICS_PORT: '70000' }, /^WORKER_METRICS_PORT must be a whole number from 0 to 65535/],
     [{ LOG_LEVEL: 'LOUD' }, /^LOG_LEVEL must be one of TRACE, DEBUG, INFO, WARN, ERROR/],
+    [{ TEMPORAL_TLS: 'maybe' }, /^TEMPORAL_TLS must be true, false, 1 or 0; got "maybe"/],
+    [{ TEMPORAL_CONFIG_FILE: '/nonexistent/temporal.toml' }, /^TEMPORAL_CONFIG_FILE must be a readable file/],
+    [{ WORKFLOW_BUNDLE_PATH: '/nonexistent/bundle.js' }, /^WORKFLOW_BUNDLE_PATH must be a readable file/],
+    [{ TEMPORAL_ADDRESS: 'not an address' }, /^TEMPORAL_ADDRESS must be host:port, e.g. temporal.internal:7233/],
+    [{ TEMPORAL_ADDRESS: 'http://temporal:7233' }, /^TEMPORAL_ADDRESS must be host:port/],
+    [{ TEMPORAL_ADDRESS: 'temporal:0' }, /^TEMPORAL_ADDRESS must be host:port/],
+    [{ WORKER_CONNECT_TIMEOUT: 'forever' }, /^WORKER_CONNECT_TIMEOUT must be a duration/],
   ])('%o', (env, message) => {
     const err = errorOf(() => loadConfig(env));
     expect(err.message).toMatch(message);
@@ -116,6 +135,30 @@ describe('configuration errors name the variable and what it expects', () => {
       ),
     );
     expect(err.message).toMatch(/^COMPANY_DATA_TOKEN_FILE must be a readable file.*\/nonexistent\/token/);
+  });
+});
+
+describe('each caller reads only what it uses', () => {
+  const workerTypos = { UPLOAD_PART_SIZE: '8mb', LOG_LEVEL: 'info', WORKER_METRICS_PORT: 'none' };
+
+  it('lets the CLI connect whatever the worker-only variables hold', () => {
+    const c = loadClientConfig({ ...workerTypos, TEMPORAL_ADDRESS: '[::1]:7233', IMPORT_TENANT: 'acme' });
+    expect(c.temporal.connection.address).toBe('[::1]:7233');
+    expect(c.tenant).toBe('acme');
+  });
+
+  it('still stops the worker on each of them', () => {
+    expect(errorOf(() => loadConfig(workerTypos)).message).toMatch(/^UPLOAD_PART_SIZE must be a size/);
+  });
+
+  it('reads budgets and feeds on their own', () => {
+    expect(loadBudgetSettings({ ...workerTypos, IMPORT_BUDGET_READ_DAILY: '10' }).limits.jobStatus).toBe(10);
+    expect(loadFeeds(workerTypos)).toEqual([]);
+  });
+
+  it('accepts TLS switches the SDK understands', () => {
+    expect(loadTemporalConfig({ TEMPORAL_TLS: '1' }).connection.tls).toEqual({});
+    expect(loadTemporalConfig({ TEMPORAL_TLS: 'false' }).connection.tls).toBe(false);
   });
 });
 
@@ -188,7 +231,7 @@ describe('the client-credentials token source', () => {
     ],
     [
       { COMPANY_DATA_CLIENT_ID: 'c', COMPANY_DATA_CLIENT_SECRET_FILE: '/nonexistent/secret' },
-      'COMPANY_DATA_CLIENT_SECRET_FILE must be a readable file holding the client secret; got "/nonexistent/secret"',
+      'COMPANY_DATA_CLIENT_SECRET_FILE must be a readable file (holding the client secret); got "/nonexistent/secret"',
     ],
   ])('refuses %o with one clear line that never quotes the secret', (env, message) => {
     const err = errorOf(() => loadConfig({ ...BASE, ...env }, { needsService: true }));
@@ -242,6 +285,30 @@ describe('nightly feeds', () => {
     expect(err.message).toMatch(message);
   });
 
+  it('refuses a source id too large for a JSON number, quoting the digits the file holds', () => {
+    const mappings = {
+      objectType: 'person',
+      mappings: [{ sourceFieldLabel: 'E', serviceFieldName: 'e', dataType: 's' }],
+    };
+    const text = JSON.stringify([{ ...feed, fieldMappings: { sourceId: 1, ...mappings } }]).replace(
+      '"sourceId":1',
+      '"sourceId":9007199254740993',
+    );
+    const err = errorOf(() => loadConfig({ IMPORT_FEEDS_FILE: tmpFile('f.json', text) }));
+    expect(err.message).toMatch(/feeds\[0\]\.fieldMappings\.sourceId 9007199254740993 is too large for a JSON number/);
+    expect(err.message).toContain('"sourceId": "9007199254740993"');
+  });
+
+  it('keeps a source id written as a string exact', () => {
+    const set = {
+      sourceId: '9007199254740993',
+      objectType: 'person',
+      mappings: [{ sourceFieldLabel: 'E', serviceFieldName: 'e', dataType: 's' }],
+    };
+    const c = loadConfig({ IMPORT_FEEDS_FILE: tmpFile('f.json', JSON.stringify([{ ...feed, fieldMappings: set }])) });
+    expect(c.feeds[0]?.fieldMappings?.sourceId).toBe('9007199254740993');
+  });
+
   it('rejects duplicate feed ids', () => {
     const err = errorOf(() => loadConfig({ IMPORT_FEEDS_FILE: tmpFile('f.json', JSON.stringify([feed, feed])) }));
     expect(err.message).toMatch(/feed id "accounts-nightly" appears twice/);
@@ -261,8 +328,10 @@ describe('units', () => {
 });
 
 describe('the README documents every configuration variable', () => {
-  it.each(Object.keys(CONFIG_VARIABLES))('%s', (name) => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    expect(readme).toContain(`\`${name}\``);
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  it.each(Object.keys(CONFIG_VARIABLES) as VariableName[])('%s, with its declared meaning and default', (name) => {
+    const shownDefault = documentedDefault(name);
+    const row = `| \`${name}\` | ${CONFIG_VARIABLES[name].doc}.${shownDefault ? ` Default ${shownDefault}` : ''} |`;
+    expect(readme.split('\n')).toContain(row);
   });
 });

@@ -40,6 +40,17 @@ describe('applyFieldMappings', () => {
     expect(w.sim.fieldMappings('1001', 'account')).toEqual(WANTED.mappings);
   });
 
+  it('logs whether it applied the set or found it in place', async () => {
+    const applied = run();
+    await applied.result;
+    const again = run();
+    await again.result;
+    const info = (logs: typeof applied.logs) => logs.filter((l) => l.level === 'INFO').map((l) => l.message);
+    expect(info(applied.logs)).toEqual(['Field mappings applied']);
+    expect(info(again.logs)).toEqual(['Field mappings already in place']);
+    expect(applied.logs[0]?.meta).toMatchObject({ sourceId: WANTED.sourceId, workflowId: expect.any(String) });
+  });
+
   it('writes nothing when the service holds the same set in another order', async () => {
     w.sim.seedFieldMappings('1001', 'account', [...WANTED.mappings].reverse());
     const before = putCount();

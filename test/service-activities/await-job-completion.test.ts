@@ -70,6 +70,16 @@ describe('awaitJobCompletion', () => {
     expect(new Set(a.heartbeats.map((h) => h.waitingSince)).size).toBe(1);
   });
 
+  it('logs each change of the job state once, not every poll', async () => {
+    const jobId = await uploadedJob();
+    const a = run({ tenant: 't1', jobId, timeoutMs: 60_000 });
+    await a.result;
+    const changes = a.logs.filter((l) => l.message === 'Import job state changed').map((l) => l.meta?.to);
+    expect(changes.at(-1)).toBe('completed');
+    expect(new Set(changes).size).toBe(changes.length);
+    expect(a.logs[0]?.meta).toMatchObject({ jobId, workflowId: expect.any(String) });
+  });
+
   it('heartbeats while sleeping between polls, not only after them', async () => {
     const jobId = await uploadedJob();
     const a = run({ tenant: 't1', jobId, timeoutMs: 60_000 }, deps({ poll: { scheduleMs: [200], jitterRatio: 0 } }));

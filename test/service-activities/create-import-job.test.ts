@@ -53,6 +53,18 @@ describe('createImportJob', () => {
     expect(budget.requests.map((r) => r.endpoint)).toEqual(['listJobs', 'createJob']);
   });
 
+  it('logs the job it created, then the job it found, with the workflow id', async () => {
+    const i = input();
+    const first = run(i);
+    const { jobId } = await first.result;
+    const second = run(i);
+    await second.result;
+    const milestone = (logs: typeof first.logs) =>
+      logs.filter((l) => l.level === 'INFO').map((l) => [l.message, l.meta?.jobId, l.meta?.workflowId]);
+    expect(milestone(first.logs)).toEqual([['Import job created', jobId, expect.any(String)]]);
+    expect(milestone(second.logs)).toEqual([['Import job found, created earlier', jobId, expect.any(String)]]);
+  });
+
   it('passes activityTypeId for activity imports', async () => {
     const result = await run(input({ entityType: 'Activity', activityTypeId: 1 })).result;
     expect(w.sim.job(result.jobId)).toMatchObject({ entityType: 'Activity', activityTypeId: 1 });

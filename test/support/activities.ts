@@ -5,11 +5,13 @@
 import type { Info } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { DefaultLogger } from '@temporalio/worker';
+import { DefaultLogger, type LogEntry } from '@temporalio/worker';
 
 export interface ActivityRun<R, H> {
   env: MockActivityEnvironment;
   heartbeats: H[];
+  /** What the activity logged at INFO and above, with the attributes the SDK adds (workflowId, activityType). */
+  logs: LogEntry[];
   result: Promise<R>;
 }
 
@@ -19,12 +21,18 @@ export function runActivity<A, R, H = unknown>(
   input: A,
   info: Partial<Info> = {},
 ): ActivityRun<R, H> {
-  // Failed attempts are what many tests expect: the SDK's WARN line for each would only be noise.
-  const env = new MockActivityEnvironment({ activityId: fn.name, ...info }, { logger: new DefaultLogger('ERROR') });
+  const logs: LogEntry[] = [];
+  // Recorded, and only errors printed: failed attempts are what many tests expect, and the SDK's WARN line
+  // for each would only be noise.
+  const logger = new DefaultLogger('INFO', (entry) => {
+    logs.push(entry);
+    if (entry.level === 'ERROR') process.stderr.write(`${entry.message} ${JSON.stringify(entry.meta)}\n`);
+  });
+  const env = new MockActivityEnvironment({ activityId: fn.name, ...info }, { logger });
   const heartbeats: H[] = [];
   env.on('heartbeat', (d: H) => heartbeats.push(d));
   const result = env.run(fn, input) as Promise<R>;
-  return { env, heartbeats, result };
+  return { env, heartbeats, logs, result };
 }
 
 /** The ApplicationFailure `p` rejects with; fails the test on anything else. */

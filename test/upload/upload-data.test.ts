@@ -82,6 +82,18 @@ describe('uploadData streams the S3 object into the job', () => {
     expect(sent).toEqual([...sent].sort((a, b) => a - b));
   });
 
+  it('logs the start and the end of the upload with the job, bytes and rate', async () => {
+    const bytes = csvBytes(300_000);
+    const input = await prepare('logged.csv', bytes);
+    const attempt = runUpload(uploadDeps(world), input);
+    await attempt.result;
+    const info = attempt.logs.filter((l) => l.level === 'INFO');
+    expect(info.map((l) => l.message)).toEqual(['Upload started', 'Upload finished']);
+    expect(info[0]?.meta).toMatchObject({ jobId: input.jobId, bytes: bytes.length, workflowId: expect.any(String) });
+    expect(info[1]?.meta).toMatchObject({ jobId: input.jobId, bytes: bytes.length });
+    expect(info[1]?.meta?.megabytesPerSecond).toBeGreaterThan(0);
+  });
+
   it('reports the whole file in its last heartbeat', async () => {
     const bytes = csvBytes(300_000);
     const input = await prepare('last-beat.csv', bytes);

@@ -113,6 +113,15 @@ describe('importFile input validation', () => {
     expect(normaliseImportInput(input).fieldMappings?.sourceId).toBe('42');
   });
 
+  it('refuses a numeric sourceId above 2^53, which JSON has already rounded, and unsafe timeouts', () => {
+    expect(problemsWith({ fieldMappings: { ...mappings, sourceId: JSON.parse('9007199254740993') } })).toEqual([
+      'fieldMappings.sourceId 9007199254740992 is a JSON number above 2^53, so it may have been rounded; write the id as a decimal string',
+    ]);
+    expect(problemsWith({ jobTimeoutMs: 2 ** 60 })).toEqual([
+      'jobTimeoutMs must be a positive whole number of milliseconds',
+    ]);
+  });
+
   it('requires a tenant of 1-64 safe characters', () => {
     for (const bad of ['', 'a b', 'x'.repeat(65), 'ä']) {
       expect(problemsWith({ tenant: bad })).toEqual([

@@ -1,8 +1,9 @@
 /** `import-worker budget [--tenant]`: the tenant's daily budgets as the ledger counts them. */
 import { readLedgerUsage } from '../../activities/budget/temporal-gate.js';
+import { loadBudgetSettings, loadClientConfig } from '../../temporal.config.js';
 import type { LedgerUsage } from '../../workflows/policy/budget-contracts.js';
 import { TENANT_PATTERN } from '../../workflows/policy/import-input.js';
-import { CliError } from './cli-error.js';
+import { UsageError } from './cli-error.js';
 import { type CliContext, withClient } from './context.js';
 import { formatTable } from './table.js';
 
@@ -19,13 +20,14 @@ export function budgetTable(usageByEndpoint: LedgerUsage): string[] {
 }
 
 export async function budgetCommand(options: { tenant?: string }, ctx: CliContext): Promise<void> {
-  const config = ctx.config();
+  const config = loadClientConfig(ctx.env);
   const tenant = options.tenant ?? config.tenant;
   if (!TENANT_PATTERN.test(tenant)) {
-    throw new CliError(`--tenant must be 1-64 letters, digits, ".", "_" or "-"; got ${JSON.stringify(tenant)}`);
+    throw new UsageError(`--tenant must be 1-64 letters, digits, ".", "_" or "-"; got ${JSON.stringify(tenant)}`);
   }
-  await withClient(ctx, config, async ({ client }) => {
-    const { usage: current, ledgerExists } = await readLedgerUsage(client, tenant, config.budget, ctx.now().getTime());
+  const budget = loadBudgetSettings(ctx.env);
+  await withClient(ctx, config.temporal, async ({ client }) => {
+    const { usage: current, ledgerExists } = await readLedgerUsage(client, tenant, budget, ctx.now().getTime());
     if (!ledgerExists) {
       ctx.warn(`no budget ledger for tenant ${tenant} yet (no import has called the service): showing full budgets`);
     }

@@ -1,19 +1,30 @@
 /**
  * How the CLI fails: one line on stderr naming what was wrong and what is
- * expected, and a non-zero exit code. Never a stack trace: an operator reads
- * this, and a stack would hide the one line that matters.
+ * expected, and an exit code by the convention in exit-codes.ts. Never a
+ * stack trace: an operator reads this, and a stack would hide the one line
+ * that matters.
  */
 import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
+import { CommanderError } from 'commander';
 import { ConfigError } from '../../temporal.config.js';
+import { EXIT, type ExitCode } from '../exit-codes.js';
+import { hasTransportInternals, transportFailureReason } from '../transport-errors.js';
 
 /** An error whose message is already the line the operator should read. */
 export class CliError extends Error {
   override readonly name = 'CliError';
   constructor(
     message: string,
-    readonly exitCode = 1,
+    readonly exitCode: ExitCode = EXIT.failed,
   ) {
     super(message);
+  }
+}
+
+/** A problem with how the command was called: nothing was attempted. */
+export class UsageError extends CliError {
+  constructor(message: string) {
+    super(message, EXIT.usage);
   }
 }
 
@@ -25,9 +36,12 @@ export function errorLine(err: unknown): string {
   }
   if (err instanceof WorkflowFailedError) return `workflow failed: ${err.cause?.message ?? err.message}`;
   const message = err instanceof Error ? err.message : String(err);
+  if (hasTransportInternals(message)) return transportFailureReason(err);
   return message.split('\n')[0] ?? 'unknown error';
 }
 
-export function exitCodeOf(err: unknown): number {
-  return err instanceof CliError ? err.exitCode : 1;
+export function exitCodeOf(err: unknown): ExitCode {
+  if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+  if (err instanceof ConfigError) return EXIT.usage;
+  return err instanceof CliError ? err.exitCode : EXIT.failed;
 }

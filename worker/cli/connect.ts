@@ -4,7 +4,8 @@
  * is reported in one line that says where the CLI looked and how to change it.
  */
 import { Client, Connection } from '@temporalio/client';
-import type { Config } from '../../temporal.config.js';
+import type { TemporalConfig } from '../../temporal.config.js';
+import { transportFailureReason } from '../transport-errors.js';
 import { CliError } from './cli-error.js';
 
 export interface CliClient {
@@ -12,22 +13,20 @@ export interface CliClient {
   close(): Promise<void>;
 }
 
-export async function connectClient(config: Config): Promise<CliClient> {
-  const address = config.temporal.connection.address;
+export async function connectClient(temporal: TemporalConfig): Promise<CliClient> {
   let connection: Connection;
   try {
-    connection = await Connection.connect({ ...config.temporal.connection, connectTimeout: '5s' });
+    connection = await Connection.connect({ ...temporal.connection, connectTimeout: '5s' });
   } catch (err) {
-    const reason = (err as Error).message?.split('\n')[0] ?? String(err);
     throw new CliError(
-      `cannot reach Temporal at ${address} (${reason}); set TEMPORAL_ADDRESS (and TEMPORAL_NAMESPACE) to a running server`,
+      `cannot reach Temporal at ${temporal.connection.address} (${transportFailureReason(err)}); set TEMPORAL_ADDRESS (and TEMPORAL_NAMESPACE) to a running server`,
     );
   }
-  const client = new Client({ connection, namespace: config.temporal.namespace });
+  const client = new Client({ connection, namespace: temporal.namespace });
   return { client, close: () => connection.close() };
 }
 
-export function workflowUiLink(config: Config, workflowId: string): string {
-  const ns = encodeURIComponent(config.temporal.namespace);
-  return `${config.temporal.uiUrl}/namespaces/${ns}/workflows/${encodeURIComponent(workflowId)}`;
+export function workflowUiLink(temporal: TemporalConfig, workflowId: string): string {
+  const ns = encodeURIComponent(temporal.namespace);
+  return `${temporal.uiUrl}/namespaces/${ns}/workflows/${encodeURIComponent(workflowId)}`;
 }

@@ -1,14 +1,16 @@
 /**
- * What every command handler gets: configuration, a way to connect, and
- * where to write. Handlers take it as a parameter so tests can run them
- * without a process or a server.
+ * What every command handler gets: the environment to read its configuration
+ * from, a way to connect, and where to write. Handlers take it as a parameter
+ * so tests can run them without a process or a server. Each command reads
+ * only the configuration it uses (loadClientConfig, loadBudgetSettings,
+ * loadFeeds), so a typo in a worker-only variable never blocks it.
  */
-import { type Config, loadConfig } from '../../temporal.config.js';
+import type { TemporalConfig } from '../../temporal.config.js';
 import { type CliClient, connectClient } from './connect.js';
 
 export interface CliContext {
-  config(): Config;
-  connect(config: Config): Promise<CliClient>;
+  env: Record<string, string | undefined>;
+  connect(temporal: TemporalConfig): Promise<CliClient>;
   /** Results, for a pipe. */
   print(line: string): void;
   /** Warnings and progress, for a person. */
@@ -17,7 +19,7 @@ export interface CliContext {
 }
 
 export const processContext: CliContext = {
-  config: () => loadConfig(),
+  env: process.env,
   connect: connectClient,
   print: (line) => process.stdout.write(`${line}\n`),
   warn: (line) => process.stderr.write(`${line}\n`),
@@ -25,8 +27,12 @@ export const processContext: CliContext = {
 };
 
 /** Runs `use` with a connected client and always closes the connection. */
-export async function withClient<T>(ctx: CliContext, config: Config, use: (c: CliClient) => Promise<T>): Promise<T> {
-  const connected = await ctx.connect(config);
+export async function withClient<T>(
+  ctx: CliContext,
+  temporal: TemporalConfig,
+  use: (c: CliClient) => Promise<T>,
+): Promise<T> {
+  const connected = await ctx.connect(temporal);
   try {
     return await use(connected);
   } finally {

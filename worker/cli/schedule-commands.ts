@@ -1,20 +1,22 @@
 /** `import-worker schedules apply|list|trigger`: the nightly feeds' Temporal Schedules. */
 import { ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
+import { loadClientConfig, loadFeeds, loadTemporalConfig } from '../../temporal.config.js';
 import { NIGHTLY_ID_PREFIX } from '../../workflows/policy/nightly.js';
 import { applySchedules, describePlan, desiredSchedules, scheduleIdForFeed } from '../schedules.js';
-import { CliError } from './cli-error.js';
+import { CliError, UsageError } from './cli-error.js';
 import { type CliContext, withClient } from './context.js';
 import { formatTable } from './table.js';
 
 export async function schedulesApplyCommand(options: { dryRun?: boolean; prune?: boolean }, ctx: CliContext) {
-  const config = ctx.config();
-  const desired = desiredSchedules(config.feeds, config.temporal.taskQueue, config.tenant);
-  for (const feed of config.feeds) {
+  const config = loadClientConfig(ctx.env);
+  const feeds = loadFeeds(ctx.env);
+  const desired = desiredSchedules(feeds, config.temporal.taskQueue, config.tenant);
+  for (const feed of feeds) {
     if (feed.listAction === 'replace' || feed.listAction === 'delete') {
       ctx.warn(`warning: feed ${feed.id} uses listAction ${feed.listAction}, which removes list members`);
     }
   }
-  await withClient(ctx, config, async ({ client }) => {
+  await withClient(ctx, config.temporal, async ({ client }) => {
     const dryRun = options.dryRun ?? false;
     const plan = await applySchedules(client.schedule, desired, { dryRun, prune: options.prune ?? false });
     for (const line of describePlan(plan, dryRun)) ctx.print(line);
@@ -22,8 +24,7 @@ export async function schedulesApplyCommand(options: { dryRun?: boolean; prune?:
 }
 
 export async function schedulesListCommand(ctx: CliContext) {
-  const config = ctx.config();
-  await withClient(ctx, config, async ({ client }) => {
+  await withClient(ctx, loadTemporalConfig(ctx.env), async ({ client }) => {
     const rows: string[][] = [];
     for await (const s of client.schedule.list()) {
       if (!s.scheduleId.startsWith(NIGHTLY_ID_PREFIX)) continue;
@@ -36,7 +37,7 @@ export async function schedulesListCommand(ctx: CliContext) {
       ]);
     }
     if (rows.length === 0) {
-      ctx.print('no nightly schedules; run "import-worker schedules apply" with IMPORT_FEEDS_FILE set');
+      ctx.warn('no nightly schedules; run "import-worker schedules apply" with IMPORT_FEEDS_FILE set');
       return;
     }
     for (const line of formatTable(['schedule', 'state', 'next run', 'last run'], rows)) ctx.print(line);
@@ -44,15 +45,20 @@ export async function schedulesListCommand(ctx: CliContext) {
 }
 
 export async function schedulesTriggerCommand(feedId: string, ctx: CliContext) {
-  const config = ctx.config();
+  const temporal = loadTemporalConfig(ctx.env);
+  const feedIds = loadFeeds(ctx.env).map((f) => f.id);
+  if (!feedIds.includes(feedId)) {
+    const known = feedIds.length > 0 ? `configured feeds: ${feedIds.join(', ')}` : 'IMPORT_FEEDS_FILE lists no feeds';
+    throw new UsageError(`no feed ${feedId} in IMPORT_FEEDS_FILE (${known})`);
+  }
   const scheduleId = scheduleIdForFeed(feedId);
-  await withClient(ctx, config, async ({ client }) => {
+  await withClient(ctx, temporal, async ({ client }) => {
     try {
       // SKIP: a run still going is not doubled; the server records the trigger as skipped.
       await client.schedule.getHandle(scheduleId).trigger(ScheduleOverlapPolicy.SKIP);
     } catch (err) {
       if (err instanceof ScheduleNotFoundError) {
-        throw new CliError(`no schedule ${scheduleId}; is feed ${feedId} configured and "schedules apply" run?`);
+        throw new CliError(`no schedule ${scheduleId}; run "import-worker schedules apply" first`);
       }
       throw err;
     }

@@ -1,4 +1,6 @@
 /** `import-worker retry|abandon <workflowId>`: the operator's answer to an import waiting after a failure. */
+
+import { loadTemporalConfig } from '../../temporal.config.js';
 import type { ABANDON_SIGNAL, RETRY_SIGNAL } from '../../workflows/policy/import-workflow-contract.js';
 import { CliError } from './cli-error.js';
 import { type CliContext, withClient } from './context.js';
@@ -7,8 +9,7 @@ import { queryProgress } from './import-progress.js';
 export type OperatorSignal = typeof RETRY_SIGNAL | typeof ABANDON_SIGNAL;
 
 export async function signalCommand(signal: OperatorSignal, workflowId: string, ctx: CliContext): Promise<void> {
-  const config = ctx.config();
-  await withClient(ctx, config, async ({ client }) => {
+  await withClient(ctx, loadTemporalConfig(ctx.env), async ({ client }) => {
     const handle = client.workflow.getHandle(workflowId);
     const description = await handle.describe();
     if (description.status.name !== 'RUNNING') {

@@ -1,5 +1,7 @@
 /** `import-worker start`: validate the input, start importFile, optionally follow it to the end. */
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import { loadClientConfig } from '../../temporal.config.js';
+import type { importFile } from '../../workflows/import-file.js';
 import type { ImportFileResult } from '../../workflows/policy/import-workflow-contract.js';
 import { CliError } from './cli-error.js';
 import { workflowUiLink } from './connect.js';
@@ -25,16 +27,16 @@ export function describeResult(result: ImportFileResult): string {
 }
 
 export async function startCommand(options: StartOptions, ctx: CliContext): Promise<void> {
-  const config = ctx.config();
+  const config = loadClientConfig(ctx.env);
   const input = importInputFromFlags(options, config.tenant);
   const warning = destructiveListActionWarning(input);
   if (warning) ctx.warn(warning);
   const workflowId = options.workflowId ?? defaultWorkflowId(input, ctx.now());
 
-  await withClient(ctx, config, async ({ client }) => {
-    let handle: Awaited<ReturnType<typeof client.workflow.start>>;
+  await withClient(ctx, config.temporal, async ({ client }) => {
+    let handle: WorkflowHandleWithFirstExecutionRunId<typeof importFile>;
     try {
-      handle = await client.workflow.start('importFile', {
+      handle = await client.workflow.start<typeof importFile>('importFile', {
         taskQueue: config.temporal.taskQueue,
         workflowId,
         args: [input],
@@ -46,7 +48,7 @@ export async function startCommand(options: StartOptions, ctx: CliContext): Prom
       throw err;
     }
     ctx.print(`started importFile ${workflowId}`);
-    ctx.print(`  ${workflowUiLink(config, workflowId)}`);
+    ctx.print(`  ${workflowUiLink(config.temporal, workflowId)}`);
     if (!options.wait) return;
 
     const outcome = await watchImport(handle);

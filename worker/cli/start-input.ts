@@ -11,7 +11,8 @@ import {
   importInputProblems,
   normaliseImportInput,
 } from '../../workflows/policy/import-input.js';
-import { CliError } from './cli-error.js';
+import { integerLiteralFor } from '../../workflows/policy/json-numbers.js';
+import { UsageError } from './cli-error.js';
 
 export interface StartFlags {
   input?: string;
@@ -57,17 +58,23 @@ const FLAG_OF_FIELD: Record<string, string> = {
 type ReadText = (path: string) => string;
 const readText: ReadText = (path) => readFileSync(path, 'utf8');
 
-function readJson(path: string, flag: string, read: ReadText): unknown {
+interface JsonFile {
+  data: unknown;
+  /** The file as written, to quote a number JSON.parse rounded. */
+  text: string;
+}
+
+function readJson(path: string, flag: string, read: ReadText): JsonFile {
   let text: string;
   try {
     text = read(path);
   } catch (err) {
-    throw new CliError(`${flag} ${path}: cannot read the file (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    throw new UsageError(`${flag} ${path}: cannot read the file (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
   }
   try {
-    return JSON.parse(text);
+    return { data: JSON.parse(text), text };
   } catch (err) {
-    throw new CliError(`${flag} ${path}: not valid JSON (${(err as Error).message})`);
+    throw new UsageError(`${flag} ${path}: not valid JSON (${(err as Error).message})`);
   }
 }
 
@@ -76,7 +83,7 @@ function parseActivityTypeId(text: string): number | string {
   return /^\d+$/.test(text.trim()) ? Number(text) : text;
 }
 
-function fromFlags(flags: StartFlags, read: ReadText): Record<string, unknown> {
+function fromFlags(flags: StartFlags, mappings: JsonFile | undefined): Record<string, unknown> {
   const input: Record<string, unknown> = {
     source: { bucket: flags.bucket, key: flags.key },
     dataImportName: flags.name ?? (flags.key ? basename(flags.key) : undefined),
@@ -85,17 +92,18 @@ function fromFlags(flags: StartFlags, read: ReadText): Record<string, unknown> {
   if (flags.listAction !== undefined) input.listAction = flags.listAction;
   if (flags.activityTypeId !== undefined) input.activityTypeId = parseActivityTypeId(flags.activityTypeId);
   if (flags.importSource !== undefined) input.importSource = flags.importSource;
-  if (flags.mappingsFile !== undefined) input.fieldMappings = readJson(flags.mappingsFile, '--mappings-file', read);
+  if (mappings !== undefined) input.fieldMappings = mappings.data;
   if (flags.tenant !== undefined) input.tenant = flags.tenant;
   if (flags.onFailure !== undefined) input.onFailure = flags.onFailure;
   return input;
 }
 
-/** JSON numbers above 2^53 arrive rounded: the id would silently name another source. */
-function unsafeSourceIdProblem(fieldMappings: unknown): string | undefined {
+/** JSON numbers above 2^53 arrive rounded: the id would silently name another source. Quotes the file's own digits. */
+function unsafeSourceIdProblem(fieldMappings: unknown, file: JsonFile | undefined): string | undefined {
   const sourceId = (fieldMappings as { sourceId?: unknown } | undefined)?.sourceId;
   if (typeof sourceId !== 'number' || Number.isSafeInteger(sourceId)) return undefined;
-  return `fieldMappings.sourceId ${sourceId} is too large for a JSON number and was rounded; write it as a string, e.g. "sourceId": "9007199254740993"`;
+  const written = (file && integerLiteralFor(file.text, sourceId)) ?? String(sourceId);
+  return `fieldMappings.sourceId ${written} is too large for a JSON number (it would be rounded); write it as a string: "sourceId": "${written}"`;
 }
 
 function withFlag(problem: string): string {
@@ -104,7 +112,7 @@ function withFlag(problem: string): string {
   return flag ? `${flag}: ${problem}` : problem;
 }
 
-/** The validated importFile input; throws a CliError naming every problem. */
+/** The validated importFile input; throws a UsageError naming every problem. */
 export function importInputFromFlags(
   flags: StartFlags,
   defaultTenant: string,
@@ -114,32 +122,35 @@ export function importInputFromFlags(
     .filter(([field]) => flags[field as keyof StartFlags] !== undefined)
     .map(([, flag]) => flag);
   let raw: Record<string, unknown>;
+  let file: JsonFile | undefined;
   let fromFile = false;
   if (flags.input !== undefined) {
     if (usedInputFlags.length > 0) {
-      throw new CliError(
+      throw new UsageError(
         `use either --input or the input flags, not both (got --input and ${usedInputFlags.join(', ')})`,
       );
     }
-    const parsed = readJson(flags.input, '--input', read);
+    file = readJson(flags.input, '--input', read);
+    const parsed = file.data;
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-      throw new CliError(`--input ${flags.input}: must hold one JSON object, the importFile input`);
+      throw new UsageError(`--input ${flags.input}: must hold one JSON object, the importFile input`);
     }
     raw = parsed as Record<string, unknown>;
     fromFile = true;
   } else {
     if (flags.bucket === undefined || flags.key === undefined || flags.entityType === undefined) {
-      throw new CliError('start needs --bucket, --key and --entity-type (or --input file.json); see start --help');
+      throw new UsageError('start needs --bucket, --key and --entity-type (or --input file.json); see start --help');
     }
-    raw = fromFlags(flags, read);
+    if (flags.mappingsFile !== undefined) file = readJson(flags.mappingsFile, '--mappings-file', read);
+    raw = fromFlags(flags, file);
   }
   raw.tenant ??= defaultTenant;
-  const lostPrecision = unsafeSourceIdProblem(raw.fieldMappings);
-  if (lostPrecision) throw new CliError(lostPrecision);
+  const lostPrecision = unsafeSourceIdProblem(raw.fieldMappings, file);
+  if (lostPrecision) throw new UsageError(lostPrecision);
   const problems = importInputProblems(raw);
   if (problems.length > 0) {
     const where = fromFile ? `--input ${flags.input}: ` : '';
-    throw new CliError(`invalid import input: ${where}${(fromFile ? problems : problems.map(withFlag)).join('; ')}`);
+    throw new UsageError(`invalid import input: ${where}${(fromFile ? problems : problems.map(withFlag)).join('; ')}`);
   }
   return normaliseImportInput(raw as unknown as ImportFileInput);
 }

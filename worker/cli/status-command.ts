@@ -1,5 +1,6 @@
 /** `import-worker status <workflowId>`: where an import is, or how it ended. */
 
+import { loadTemporalConfig } from '../../temporal.config.js';
 import type { ImportFileResult } from '../../workflows/policy/import-workflow-contract.js';
 import { workflowUiLink } from './connect.js';
 import { type CliContext, withClient } from './context.js';
@@ -8,8 +9,8 @@ import { describeResult } from './start-command.js';
 import { failureReason } from './watch-import.js';
 
 export async function statusCommand(workflowId: string, ctx: CliContext): Promise<void> {
-  const config = ctx.config();
-  await withClient(ctx, config, async ({ client }) => {
+  const temporal = loadTemporalConfig(ctx.env);
+  await withClient(ctx, temporal, async ({ client }) => {
     const handle = client.workflow.getHandle(workflowId);
     const description = await handle.describe();
     const status = description.status.name;
@@ -40,6 +41,6 @@ export async function statusCommand(workflowId: string, ctx: CliContext): Promis
     } else if (status === 'FAILED') {
       ctx.print(`failure   ${await handle.result().then(() => 'none', failureReason)}`);
     }
-    ctx.print(`ui        ${workflowUiLink(config, workflowId)}`);
+    ctx.print(`ui        ${workflowUiLink(temporal, workflowId)}`);
   });
 }

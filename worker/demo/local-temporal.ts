@@ -5,6 +5,7 @@
  * one line that says how to point the demo at a server or a binary.
  */
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { transportFailureReason } from '../transport-errors.js';
 
 export class DemoSetupError extends Error {
   override readonly name = 'DemoSetupError';
@@ -33,7 +34,7 @@ export async function startLocalTemporal(env: NodeJS.ProcessEnv): Promise<LocalT
       const existing = await TestWorkflowEnvironment.createFromExistingServer({ address, namespace });
       return { env: existing, address, namespace };
     } catch (err) {
-      throw new DemoSetupError(`cannot reach Temporal at TEMPORAL_ADDRESS=${address} (${firstLine(err)})`);
+      throw new DemoSetupError(`cannot reach Temporal at TEMPORAL_ADDRESS=${address} (${transportFailureReason(err)})`);
     }
   }
 

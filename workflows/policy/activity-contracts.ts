@@ -164,3 +164,12 @@ export interface ImportActivities {
 }
 
 export type ImportActivityName = keyof ImportActivities;
+
+/** The activities the nightly workflow calls; `createActivities(deps)` must provide these too. */
+export interface NightlyActivities {
+  listFeedObjects(input: ListFeedObjectsInput): Promise<ListFeedObjectsResult>;
+  readBudgetUsage(input: BudgetUsageInput): Promise<BudgetUsage>;
+}
+
+/** Every activity any workflow proxies: what the worker must register, checked by the compiler. */
+export type AllActivities = ImportActivities & NightlyActivities;

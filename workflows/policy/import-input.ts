@@ -77,7 +77,7 @@ function oneOf<T extends string>(allowed: readonly T[], v: unknown): v is T {
 }
 
 function positiveMs(v: unknown): boolean {
-  return typeof v === 'number' && Number.isInteger(v) && v > 0;
+  return typeof v === 'number' && Number.isSafeInteger(v) && v > 0;
 }
 
 /** Problems with a field-mapping set, each naming the field and what is expected. */
@@ -85,7 +85,12 @@ export function fieldMappingProblems(set: unknown, at = 'fieldMappings'): string
   if (!isObject(set)) return [`${at} must be an object { sourceId, objectType, mappings }`];
   const problems: string[] = [];
   const sourceId = typeof set.sourceId === 'number' ? String(set.sourceId) : set.sourceId;
-  if (typeof sourceId !== 'string' || !INT64_PATTERN.test(sourceId)) {
+  if (typeof set.sourceId === 'number' && !Number.isSafeInteger(set.sourceId)) {
+    // JSON.parse has already rounded it: the digits here may name another source.
+    problems.push(
+      `${at}.sourceId ${sourceId} is a JSON number above 2^53, so it may have been rounded; write the id as a decimal string`,
+    );
+  } else if (typeof sourceId !== 'string' || !INT64_PATTERN.test(sourceId)) {
     problems.push(
       `${at}.sourceId must be the custom source's int64 id as a decimal string, got ${JSON.stringify(set.sourceId)}`,
     );

@@ -1,0 +1,23 @@
+/**
+ * `npm run test:unit`: the pure tests, in seconds: no Temporal server, no
+ * simulator or S3 server, no child process, no workflow sandbox. Run it while
+ * editing; run `npm test` (everything, about ten minutes here) before a commit
+ * that touches I/O, workflows or the processes.
+ */
+import { defineConfig } from 'vitest/config';
+import base from './vitest.config.js';
+
+export default defineConfig({
+  test: {
+    ...base.test,
+    include: [
+      'test/config/*.test.ts',
+      'test/workflows/*.test.ts',
+      'test/nightly/nightly-policy.test.ts',
+      'test/cli/{import-progress,schedules-plan,start-input}.test.ts',
+      'test/upload/header-row.test.ts',
+    ],
+    // Same folders, but they bundle or replay workflows in the sandbox, or start a server.
+    exclude: ['**/*.replay.test.ts', '**/*real-server*.test.ts', 'test/workflows/bundle.test.ts'],
+  },
+});
