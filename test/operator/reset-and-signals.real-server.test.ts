@@ -30,12 +30,13 @@ import {
   sha256,
   startOperatorStack,
 } from '../support/operator-stack.js';
-import { acceptedPuts, jobsOfWorkflow, simRequests } from '../support/sim-inspect.js';
+import { acceptedPuts, jobsNamed, simRequests } from '../support/sim-inspect.js';
 
 type ImportHandle = WorkflowHandle<typeof importFile>;
 
 const FILE_KEY = 'accounts/2026-11-22.csv';
-const file = accountsCsv(2 * 1024 * 1024);
+const MiB = 1024 * 1024;
+const file = accountsCsv(2 * MiB);
 
 describe('operator paths on a real Temporal server', () => {
   let stack: OperatorStack;
@@ -51,9 +52,10 @@ describe('operator paths on a real Temporal server', () => {
     await stack?.close();
   });
 
-  const input = (extra: Partial<ImportFileInput> = {}): ImportFileInput => ({
+  const input = (workflowId: string, extra: Partial<ImportFileInput>): ImportFileInput => ({
     source: { bucket: STACK_BUCKET, key: FILE_KEY },
-    dataImportName: 'Accounts 2026-11-22',
+    // The workflow id in the name finds this import's jobs in the service.
+    dataImportName: `Accounts ${workflowId}`,
     entityType: 'Account',
     listAction: 'insert',
     tenant: `operator-${randomUUID()}`,
@@ -72,7 +74,7 @@ describe('operator paths on a real Temporal server', () => {
     stack.env.client.workflow.start<typeof importFile>('importFile', {
       taskQueue: stack.taskQueue,
       workflowId,
-      args: [input(extra)],
+      args: [input(workflowId, extra)],
     });
 
   async function failureOf(handle: ImportHandle): Promise<ApplicationFailure> {
@@ -90,13 +92,38 @@ describe('operator paths on a real Temporal server', () => {
     waitFor(async () => (await handle.query<ImportProgress>(PROGRESS_QUERY)).awaitingRetry);
 
   /** The service holds exactly one job for the workflow, with the file's exact bytes taken once. */
-  async function expectOneJobWithTheFile(workflowId: string, jobId: number): Promise<void> {
-    const jobs = await jobsOfWorkflow(stack.sim.baseUrl, workflowId);
+  async function expectOneJobWithTheFile(workflowId: string, jobId: number, bytes = file): Promise<void> {
+    const jobs = await jobsNamed(stack.sim.baseUrl, workflowId);
     expect(jobs.map((j) => j.id)).toEqual([jobId]);
-    expect(jobs[0]).toMatchObject({ state: 'completed', uploads: 1, bytesReceived: file.length, listAction: 'insert' });
-    expect(jobs[0]?.sha256).toBe(sha256(file));
+    expect(jobs[0]).toMatchObject({
+      state: 'completed',
+      uploads: 1,
+      bytesReceived: bytes.length,
+      listAction: 'insert',
+    });
+    expect(jobs[0]?.sha256).toBe(sha256(bytes));
     expect(await acceptedPuts(stack.sim.baseUrl, jobId)).toHaveLength(1);
   }
+
+  it('a file that does not match its mappings, corrected in S3, then Reset to the first workflow task: one job, the corrected file', async () => {
+    const workflowId = `reset-mismatch-${randomUUID()}`;
+    const key = `accounts/mismatch-${workflowId}.csv`;
+    // An export whose domain column was renamed: the mapped label "Account Domain" is missing.
+    await stack.putObject(key, accountsCsv(MiB, 'Account Name,Domain'));
+    const handle = await start(workflowId, { source: { bucket: STACK_BUCKET, key } });
+    const failure = await failureOf(handle);
+    expect(failure.type).toBe('MappingMismatch');
+    expect(failure.message).toMatch(/^inspectSource failed \(MappingMismatch\)/);
+    expect(await jobsNamed(stack.sim.baseUrl, workflowId)).toEqual([]);
+
+    const corrected = accountsCsv(MiB + 1000);
+    await stack.putObject(key, corrected);
+    const resetRun = await resetWorkflow(stack.env.client, handle, firstWorkflowTask(await handle.fetchHistory()));
+    const result = await resetRun.result();
+
+    expect(result).toMatchObject({ state: 'completed', bytes: corrected.length, jobReused: false });
+    await expectOneJobWithTheFile(workflowId, result.jobId, corrected);
+  });
 
   it('an upload refused for a missing permission, fixed, then Reset to before the upload: one job, one accepted PUT', async () => {
     const workflowId = `reset-upload-${randomUUID()}`;
@@ -105,7 +132,7 @@ describe('operator paths on a real Temporal server', () => {
     const failure = await failureOf(handle);
     expect(failure.type).toBe('Forbidden');
     expect(failure.message).toMatch(/^uploadData failed \(Forbidden\)/);
-    const [job] = await jobsOfWorkflow(stack.sim.baseUrl, workflowId);
+    const [job] = await jobsNamed(stack.sim.baseUrl, workflowId);
     expect(job).toMatchObject({ state: 'new', uploads: 0 });
 
     // The cause is fixed: the injected 403 was for one request only.
@@ -121,7 +148,7 @@ describe('operator paths on a real Temporal server', () => {
     const workflowId = `reset-poll-${randomUUID()}`;
     const handle = await start(workflowId);
     const [accepted] = await waitFor(async () => {
-      const jobs = await jobsOfWorkflow(stack.sim.baseUrl, workflowId);
+      const jobs = await jobsNamed(stack.sim.baseUrl, workflowId);
       return jobs[0]?.uploads === 1 ? jobs : undefined;
     }, 10);
     // The first poll is 1 s after the accepted upload: this refuses it.
@@ -179,7 +206,7 @@ describe('operator paths on a real Temporal server', () => {
     expect(ctx.printed).toEqual([`sent abandon to ${workflowId}`]);
     expect(failure.type).toBe('Forbidden');
     expect(failure.message).toMatch(/^uploadData failed \(Forbidden\): .*\(abandoned by the operator\)$/);
-    const jobs = await jobsOfWorkflow(stack.sim.baseUrl, workflowId);
+    const jobs = await jobsNamed(stack.sim.baseUrl, workflowId);
     expect(jobs).toHaveLength(1);
     expect(jobs[0]).toMatchObject({ state: 'new', uploads: 0 });
     const puts = (await simRequests(stack.sim.baseUrl)).filter((r) => r.path === `/import/v1/job/${jobs[0]?.id}/data`);

@@ -22,7 +22,7 @@ import {
   sha256,
   startOperatorStack,
 } from '../support/operator-stack.js';
-import { acceptedPuts, jobsOfWorkflow, simRequests } from '../support/sim-inspect.js';
+import { acceptedPuts, jobsNamed, simRequests } from '../support/sim-inspect.js';
 import { startWorkerProcess, type WorkerProcess } from '../support/worker-process.js';
 
 type ImportHandle = WorkflowHandle<typeof importFile>;
@@ -53,20 +53,22 @@ describe('a worker process killed mid-import', () => {
     return worker;
   }
 
-  const start = (key: string, tenant: string): Promise<ImportHandle> =>
-    stack.env.client.workflow.start<typeof importFile>('importFile', {
+  const start = (key: string, tenant: string): Promise<ImportHandle> => {
+    const workflowId = `killed-${key}-${randomUUID()}`;
+    return stack.env.client.workflow.start<typeof importFile>('importFile', {
       taskQueue: stack.taskQueue,
-      workflowId: `killed-${key}-${randomUUID()}`,
+      workflowId,
       args: [
         {
           source: { bucket: STACK_BUCKET, key },
-          dataImportName: `killed worker ${key}`,
+          dataImportName: `killed worker ${workflowId}`,
           entityType: 'Account',
           listAction: 'insert',
           tenant,
         } satisfies ImportFileInput,
       ],
     });
+  };
 
   const putsTo = async (jobId: number) =>
     (await simRequests(stack.sim.baseUrl)).filter((r) => r.path === `/import/v1/job/${jobId}/data`);
@@ -80,7 +82,7 @@ describe('a worker process killed mid-import', () => {
     // Mid-poll: the job took the data and is processing; the worker has polled it at least once.
     const polling = await start('poll.csv', tenant);
     const [pollJob] = await waitFor(async () => {
-      const jobs = await jobsOfWorkflow(stack.sim.baseUrl, polling.workflowId);
+      const jobs = await jobsNamed(stack.sim.baseUrl, polling.workflowId);
       return jobs[0]?.uploads === 1 ? jobs : undefined;
     });
     // One status read before the upload, then the polls.
@@ -90,7 +92,7 @@ describe('a worker process killed mid-import', () => {
     stack.sim.stallUploadAfter(MiB);
     const uploading = await start('upload.csv', tenant);
     const uploadJob = await waitFor(async () => {
-      const [job] = await jobsOfWorkflow(stack.sim.baseUrl, uploading.workflowId);
+      const [job] = await jobsNamed(stack.sim.baseUrl, uploading.workflowId);
       return job && (await putsTo(job.id)).length === 1 ? job : undefined;
     });
 
@@ -102,7 +104,7 @@ describe('a worker process killed mid-import', () => {
     const [uploaded, polled] = await Promise.all([uploading.result(), polling.result()]);
 
     expect(uploaded).toMatchObject({ jobId: uploadJob.id, state: 'completed', bytes: uploadFile.length });
-    expect(await jobsOfWorkflow(stack.sim.baseUrl, uploading.workflowId)).toEqual([
+    expect(await jobsNamed(stack.sim.baseUrl, uploading.workflowId)).toEqual([
       expect.objectContaining({ id: uploadJob.id, state: 'completed', uploads: 1, bytesReceived: uploadFile.length }),
     ]);
     expect(stack.sim.job(uploadJob.id)?.sha256).toBe(sha256(uploadFile));
@@ -112,7 +114,7 @@ describe('a worker process killed mid-import', () => {
     expect(activityWorkers(await uploading.fetchHistory(), 'uploadData')).toEqual([second.identity]);
 
     expect(polled).toMatchObject({ jobId: pollJob!.id, state: 'completed', uploadSkipped: false });
-    expect(await jobsOfWorkflow(stack.sim.baseUrl, polling.workflowId)).toEqual([
+    expect(await jobsNamed(stack.sim.baseUrl, polling.workflowId)).toEqual([
       expect.objectContaining({ id: pollJob!.id, state: 'completed', uploads: 1, bytesReceived: pollFile.length }),
     ]);
     expect(stack.sim.job(pollJob!.id)?.sha256).toBe(sha256(pollFile));
