@@ -1,9 +1,11 @@
 /**
  * A worker process killed with SIGKILL in the middle of an import, on a real
- * Temporal dev server: one import mid-upload (the simulator holds the PUT
- * open after its first MiB), one mid-poll (its job still processing). Another
- * worker process finishes both: the same job each, the upload byte-exact
- * (the simulator's sha256), no second job and no second accepted PUT.
+ * Temporal dev server, with three imports in flight: one mid-upload (the
+ * simulator holds the PUT open after its first MiB), one whose last byte went
+ * out but whose answer has not come (the service took the file and answers
+ * late), one mid-poll (its job still processing). Another worker process
+ * finishes all three: the same job each, the file byte-exact (the
+ * simulator's sha256), no second job and no second accepted upload.
  *
  * Slow by nature: Temporal notices a dead worker only when the activity's
  * heartbeat timeout passes (60 s for uploads, 120 s for polls), and nothing
@@ -30,6 +32,7 @@ type ImportHandle = WorkflowHandle<typeof importFile>;
 const MiB = 1024 * 1024;
 const uploadFile = accountsCsv(4 * MiB);
 const pollFile = accountsCsv(MiB / 2);
+const lateFile = accountsCsv(MiB);
 
 describe('a worker process killed mid-import', () => {
   let stack: OperatorStack;
@@ -40,6 +43,7 @@ describe('a worker process killed mid-import', () => {
     stack = await startOperatorStack({ simulator: { processingMs: 20_000 } });
     await stack.putObject('upload.csv', uploadFile);
     await stack.putObject('poll.csv', pollFile);
+    await stack.putObject('late.csv', lateFile);
   }, 180_000);
 
   afterAll(async () => {
@@ -75,7 +79,7 @@ describe('a worker process killed mid-import', () => {
   const statusReadsOf = async (jobId: number) =>
     (await simRequests(stack.sim.baseUrl)).filter((r) => r.path === `/import/v1/job/${jobId}`);
 
-  it('another worker process finishes the upload and the poll: the same job, byte-exact, one accepted PUT each', async () => {
+  it('another worker process finishes the uploads and the poll: the same job each, byte-exact, accepted once', async () => {
     const tenant = `killed-${randomUUID()}`;
     const first = await workerProcess();
 
@@ -96,12 +100,21 @@ describe('a worker process killed mid-import', () => {
       return job && (await putsTo(job.id)).length === 1 ? job : undefined;
     });
 
+    // After the last byte: the service took the file and holds its answer back.
+    stack.sim.delayNext('submitData', 10 * 60_000);
+    const answeredLate = await start('late.csv', tenant);
+    const lateJob = await waitFor(async () => {
+      const [job] = await jobsNamed(stack.sim.baseUrl, answeredLate.workflowId);
+      return job?.uploads === 1 ? job : undefined;
+    });
+
     await first.kill();
     expect(stack.sim.job(pollJob!.id)?.state).toBe('processing');
     expect(stack.sim.job(uploadJob.id)?.state).toBe('new');
+    expect((await putsTo(lateJob.id)).map((r) => r.status)).toEqual([0]);
     const second = await workerProcess();
 
-    const [uploaded, polled] = await Promise.all([uploading.result(), polling.result()]);
+    const [uploaded, late, polled] = await Promise.all([uploading.result(), answeredLate.result(), polling.result()]);
 
     expect(uploaded).toMatchObject({ jobId: uploadJob.id, state: 'completed', bytes: uploadFile.length });
     expect(await jobsNamed(stack.sim.baseUrl, uploading.workflowId)).toEqual([
@@ -112,6 +125,15 @@ describe('a worker process killed mid-import', () => {
     // The killed worker's PUT, never answered, then the second worker's whole file.
     expect((await putsTo(uploadJob.id)).map((r) => r.status)).toEqual([0, 200]);
     expect(activityWorkers(await uploading.fetchHistory(), 'uploadData')).toEqual([second.identity]);
+
+    expect(late).toMatchObject({ jobId: lateJob.id, state: 'completed', bytes: lateFile.length, uploadSkipped: true });
+    expect(await jobsNamed(stack.sim.baseUrl, answeredLate.workflowId)).toEqual([
+      expect.objectContaining({ id: lateJob.id, state: 'completed', uploads: 1, bytesReceived: lateFile.length }),
+    ]);
+    expect(stack.sim.job(lateJob.id)?.sha256).toBe(sha256(lateFile));
+    // The one PUT, taken by the service and never answered to the killed worker; none after it.
+    expect((await putsTo(lateJob.id)).map((r) => r.status)).toEqual([0]);
+    expect(activityWorkers(await answeredLate.fetchHistory(), 'uploadData')).toEqual([second.identity]);
 
     expect(polled).toMatchObject({ jobId: pollJob!.id, state: 'completed', uploadSkipped: false });
     expect(await jobsNamed(stack.sim.baseUrl, polling.workflowId)).toEqual([
