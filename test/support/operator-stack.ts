@@ -51,13 +51,30 @@ export async function startOperatorStack(options: StackOptions = {}): Promise<Op
   quietRuntime();
   const dir = mkdtempSync(join(tmpdir(), 'operator-stack-'));
   const bundlePath = join(dir, 'workflow-bundle.js');
-  const [env, s3, sim, bundle] = await Promise.all([
+  const started = await Promise.allSettled([
     createEnvironment(),
     startLocalS3({ buckets: [STACK_BUCKET] }),
     startSimulator(options.simulator),
     bundleWorkflowCode({ workflowsPath: WORKFLOWS_SOURCE, logger: quietBundlerLogger }),
-  ]);
-  writeFileSync(bundlePath, bundle.code);
+  ] as const);
+  const [envStart, s3Start, simStart, bundleStart] = started;
+  if (
+    envStart.status === 'rejected' ||
+    s3Start.status === 'rejected' ||
+    simStart.status === 'rejected' ||
+    bundleStart.status === 'rejected'
+  ) {
+    // Stop what did start (s3rver is a child process that would outlive the test).
+    await Promise.allSettled([
+      envStart.status === 'fulfilled' && envStart.value.teardown(),
+      s3Start.status === 'fulfilled' && s3Start.value.close(),
+      simStart.status === 'fulfilled' && simStart.value.close(),
+    ]);
+    rmSync(dir, { recursive: true, force: true });
+    throw started.map((r) => (r.status === 'rejected' ? r.reason : undefined)).find((e) => e !== undefined);
+  }
+  const [env, s3, sim] = [envStart.value, s3Start.value, simStart.value];
+  writeFileSync(bundlePath, bundleStart.value.code);
   const taskQueue = `operator-${randomUUID()}`;
   const workers = new Set<InProcessWorker>();
 
