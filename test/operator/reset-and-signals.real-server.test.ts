@@ -16,9 +16,11 @@ import { signalCommand } from '../../worker/cli/signal-commands.js';
 import type { importFile } from '../../workflows/import-file.js';
 import type { ImportFileInput } from '../../workflows/policy/import-input.js';
 import { type ImportProgress, PROGRESS_QUERY } from '../../workflows/policy/import-workflow-contract.js';
+import { DEMO_TOKENS } from '../simulator/server.js';
 import {
   cliContext,
   firstWorkflowTask,
+  historiesHolding,
   resetWorkflow,
   taskThatScheduled,
   waitFor,
@@ -211,5 +213,11 @@ describe('operator paths on a real Temporal server', () => {
     expect(jobs[0]).toMatchObject({ state: 'new', uploads: 0 });
     const puts = (await simRequests(stack.sim.baseUrl)).filter((r) => r.path === `/import/v1/job/${jobs[0]?.id}/data`);
     expect(puts.map((r) => r.status)).toEqual([403]);
+  });
+
+  it('the service token appears in no history of these imports, their failures included', async () => {
+    expect(await historiesHolding(stack.env.client, DEMO_TOKENS.importer)).toEqual([]);
+    // The search does read failures: the service's answer to the refused calls is there.
+    expect(await historiesHolding(stack.env.client, 'Injected 403')).not.toEqual([]);
   });
 });

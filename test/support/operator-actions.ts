@@ -102,3 +102,19 @@ export function activityWorkers(history: History, activityType: string): string[
     )
     .map((e) => e.activityTaskStartedEventAttributes?.identity ?? '');
 }
+
+/**
+ * The ids of the namespace's workflow runs whose history holds `secret`
+ * anywhere: the history's protobuf bytes are searched, so payloads (JSON
+ * bytes), failure messages and heartbeat details all count.
+ */
+export async function historiesHolding(client: Client, secret: string): Promise<string[]> {
+  const needle = Buffer.from(secret);
+  const holding: string[] = [];
+  for await (const run of client.workflow.list()) {
+    const history = await client.workflow.getHandle(run.workflowId, run.runId).fetchHistory();
+    const bytes = Buffer.from(temporal.api.history.v1.History.encode(history).finish());
+    if (bytes.includes(needle)) holding.push(`${run.workflowId}/${run.runId}`);
+  }
+  return holding;
+}
