@@ -5,12 +5,23 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { isBudgetedEndpoint, type ServiceEndpoint, UNBUDGETED_ENDPOINTS } from '../../workflows/policy/endpoints.js';
+import type { StateSpelling } from './faults.js';
 import { json, parseJson, type Reply, readSmallBody } from './http-io.js';
 import type { Simulator } from './server.js';
 
 export const INSPECT_PREFIX = '/__sim/';
 
-const FAULT_KINDS = ['failNext', 'delayNext', 'resetUploadAfter', 'applyThenDrop', 'stallUploadAfter'] as const;
+const FAULT_KINDS = [
+  'failNext',
+  'delayNext',
+  'resetUploadAfter',
+  'applyThenDrop',
+  'stallUploadAfter',
+  'commitUploadOnAnswer',
+  'answerUploadEarly',
+  'refuseUploadOnHeaders',
+  'spellStates',
+] as const;
 
 export async function handleInspect(req: IncomingMessage, pathname: string, sim: Simulator): Promise<Reply> {
   const route = `${req.method} ${pathname.slice(INSPECT_PREFIX.length - 1)}`;
@@ -98,6 +109,22 @@ function addFault(sim: Simulator, body: Record<string, unknown>): void {
       return;
     case 'stallUploadAfter':
       sim.stallUploadAfter(requireNumber(body, 'bytes'), { count });
+      return;
+    case 'commitUploadOnAnswer':
+      sim.commitUploadOnAnswer(requireNumber(body, 'ms'), { count });
+      return;
+    case 'answerUploadEarly':
+      sim.answerUploadEarly(requireNumber(body, 'bytes'), { count });
+      return;
+    case 'refuseUploadOnHeaders':
+      sim.refuseUploadOnHeaders(requireNumber(body, 'status'), {
+        count,
+        body: body.body,
+        contentType: typeof body.contentType === 'string' ? body.contentType : undefined,
+      });
+      return;
+    case 'spellStates':
+      sim.spellStates((body.spelling ?? {}) as StateSpelling, { count });
       return;
     default:
       throw new Error(`kind must be one of ${FAULT_KINDS.join(', ')}, got ${JSON.stringify(body.kind)}`);

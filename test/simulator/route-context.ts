@@ -10,4 +10,6 @@ export interface RouteContext {
   store: JobStore;
   faults: FaultPlan;
   maxUploadBytes: number;
+  /** Aborted when the simulator closes: wakes injected delays. */
+  closed: AbortSignal;
 }

@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { BudgetedEndpoint, ServiceEndpoint } from '../../workflows/policy/endpoints.js';
 import { authorize, IMPORT_PERMISSION, type TokenTable } from './auth.js';
 import { defaultFaultReply, importError } from './error-bodies.js';
-import { FaultPlan } from './faults.js';
+import { type FailFault, FaultPlan, type StateSpelling } from './faults.js';
 import { drain, json, type Reply, send } from './http-io.js';
 import { handleInspect, INSPECT_PREFIX } from './inspect.js';
 import { JobStore } from './job-store.js';
@@ -19,7 +19,7 @@ import type { RouteContext } from './route-context.js';
 import { IMPORT_ROUTES } from './routes-import.js';
 import { getFieldMappings, putFieldMappings } from './routes-mappings.js';
 import { matchRoute } from './routing.js';
-import type { JobRecord, RequestRecord } from './types.js';
+import type { JobRecord, JobState, RequestRecord } from './types.js';
 
 export type { JobRecord, JobState, RequestRecord } from './types.js';
 
@@ -62,6 +62,11 @@ export interface Simulator {
   resetUploadAfter(bytes: number, options?: { count?: number }): void;
   applyThenDrop(endpoint: ServiceEndpoint, options?: { count?: number }): void;
   stallUploadAfter(bytes: number, options?: { count?: number }): void;
+  commitUploadOnAnswer(delayMs: number, options?: { count?: number }): void;
+  answerUploadEarly(bytes: number, options?: { count?: number }): void;
+  refuseUploadOnHeaders(status: number, options?: { count?: number; body?: unknown; contentType?: string }): void;
+  /** Applies to the next `count` answers that show a job (create, status, upload). */
+  spellStates(spelling: StateSpelling, options?: { count?: number }): void;
   clearFaults(): void;
   setJobOutcome(outcome: 'completed' | 'failed'): void;
   requests(): RequestRecord[];
@@ -87,7 +92,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     throw new Error(`resetMinuteUtc must be an integer from 0 to 1439, got ${JSON.stringify(resetMinuteUtc)}`);
   }
   const tokens = options.tokens ?? DEFAULT_TOKENS;
-  const maxUploadBytes = options.maxUploadBytes ?? 5 * 1024 ** 3;
+  // The spec's limit: 5 GB, in decimal bytes.
+  const maxUploadBytes = options.maxUploadBytes ?? 5_000_000_000;
   const store = new JobStore(now, options.processingMs ?? 200, options.customSources ?? ['1001', '1002']);
   const limits = new DailyLimits(options.dailyLimits ?? {}, resetMinuteUtc, now);
   const faults = new FaultPlan();
@@ -115,20 +121,32 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     }
 
     const { endpoint } = match;
+    const refusedOnHeaders = endpoint === 'submitData' ? faults.takeHeaderRefusal() : undefined;
+    if (refusedOnHeaders) {
+      const reply = faultReply(endpoint, refusedOnHeaders);
+      send(res, { ...reply, closeUnread: true });
+      record.status = reply.status;
+      return;
+    }
     const delayMs = faults.takeDelay(endpoint);
     const injected = faults.takeFail(endpoint);
     let reply: Reply;
     let drop = false;
     if (injected) {
-      reply =
-        injected.body === undefined
-          ? defaultFaultReply(endpoint, injected.status)
-          : { status: injected.status, body: injected.body, contentType: injected.contentType };
+      reply = faultReply(endpoint, injected);
     } else {
       const refusal = authorize(req.headers.authorization, endpoint, tokens) ?? limits.take(endpoint);
       if (refusal) reply = refusal;
       else {
-        reply = await ROUTES[endpoint]({ req, url, params: match.params, store, faults, maxUploadBytes });
+        reply = await ROUTES[endpoint]({
+          req,
+          url,
+          params: match.params,
+          store,
+          faults,
+          maxUploadBytes,
+          closed: closed.signal,
+        });
         drop = !reply.unanswered && faults.takeDrop(endpoint);
       }
     }
@@ -136,9 +154,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       record.status = reply.status;
       return;
     }
+    reply = respelled(endpoint, reply, faults);
     // Read what is left of the body before answering: an answer sent over unread
     // request bytes can be lost to the TCP reset that closing such a socket causes.
-    await drain(req);
+    if (!reply.closeUnread) await drain(req);
     if (delayMs !== undefined) await sleep(delayMs, undefined, { signal: closed.signal }).catch(() => undefined);
     if (drop || req.socket.destroyed) {
       req.socket.destroy();
@@ -194,6 +213,11 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     resetUploadAfter: (bytes, opts = {}) => faults.resetUploadAfter(bytes, opts.count),
     applyThenDrop: (endpoint, opts = {}) => faults.applyThenDrop(endpoint, opts.count),
     stallUploadAfter: (bytes, opts = {}) => faults.stallUploadAfter(bytes, opts.count),
+    commitUploadOnAnswer: (delayMs, opts = {}) => faults.commitUploadOnAnswer(delayMs, opts.count),
+    answerUploadEarly: (bytes, opts = {}) => faults.answerUploadEarly(bytes, opts.count),
+    refuseUploadOnHeaders: (status, opts = {}) =>
+      faults.refuseUploadOnHeaders({ status, body: opts.body, contentType: opts.contentType }, opts.count),
+    spellStates: (spelling, opts = {}) => faults.spellStates(spelling, opts.count),
     clearFaults: () => faults.clear(),
     setJobOutcome: (outcome) => {
       store.jobOutcome = outcome;
@@ -213,4 +237,22 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     resetCounters: () => limits.reset(),
   };
   return simulator;
+}
+
+function faultReply(endpoint: ServiceEndpoint, fault: FailFault): Reply {
+  return fault.body === undefined
+    ? defaultFaultReply(endpoint, fault.status)
+    : { status: fault.status, body: fault.body, contentType: fault.contentType };
+}
+
+const JOB_ANSWERS: readonly ServiceEndpoint[] = ['createJob', 'jobStatus', 'submitData'];
+
+/** A job answer with its state in the spelling a spellStates fault asks for. */
+function respelled(endpoint: ServiceEndpoint, reply: Reply, faults: FaultPlan): Reply {
+  if (reply.status !== 200 || !JOB_ANSWERS.includes(endpoint)) return reply;
+  const job = reply.body as { state?: JobState } | undefined;
+  if (typeof job?.state !== 'string') return reply;
+  const spelling = faults.takeSpelling();
+  const spelled = spelling?.[job.state];
+  return spelled === undefined ? reply : { ...reply, body: { ...job, state: spelled } };
 }
