@@ -15,7 +15,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { normaliseEtag } from '../../workflows/policy/nightly.js';
 import { firstRecordEnd } from '../csv/first-record.js';
-import { HeaderTooLong, SourceObjectChanged, SourceObjectMissing } from './errors.js';
+import { HeaderTooLong, SourceAccessDenied, SourceObjectChanged, SourceObjectMissing } from './errors.js';
 
 export interface ObjectHead {
   sizeBytes: number;
@@ -198,7 +198,7 @@ export class S3Source {
       return new SourceObjectMissing(bucket, key, 'no such object');
     }
     if (status === 403 || name === 'AccessDenied' || name === 'Forbidden') {
-      return new SourceObjectMissing(bucket, key, "access denied (check the worker's S3 permissions)");
+      return new SourceAccessDenied(bucket, key);
     }
     if (etag !== undefined && (status === 412 || name === 'PreconditionFailed')) {
       return new SourceObjectChanged(bucket, key, etag);

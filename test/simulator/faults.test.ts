@@ -202,7 +202,8 @@ describe('spellStates', () => {
     sim.spellStates({ new: 'New' });
     sim.spellStates({ new: 'queued' });
     const states = [];
-    for (let i = 0; i < 3; i++) states.push(((await call(sim, 'GET', `/import/v1/job/${id}`)).body as any).state);
+    for (let i = 0; i < 3; i++)
+      states.push(((await call(sim, 'GET', `/import/v1/job/${id}`)).body as { state: string }).state);
     expect(states).toEqual(['New', 'queued', 'new']);
   });
 

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { Info } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
 import { InMemoryBudgetGate } from '../../activities/budget/in-memory-gate.js';
 import { type RangeRead, S3Source } from '../../activities/s3/source.js';
 import { ServiceClient } from '../../activities/service/client.js';
@@ -45,6 +46,8 @@ export interface UploadWorld {
 export interface WorldOptions {
   /** The service client's own idle limit (the activity's watchdog has its own). */
   clientIdleTimeoutMs?: number;
+  /** How long the service client waits for the answer once the whole body is sent. */
+  clientResponseTimeoutMs?: number;
 }
 
 export async function startWorld(options: WorldOptions = {}): Promise<UploadWorld> {
@@ -54,6 +57,7 @@ export async function startWorld(options: WorldOptions = {}): Promise<UploadWorl
     baseUrl: sim.baseUrl,
     tokens: createTokenSource({ kind: 'env', token: new Secret(DEMO_TOKENS.importer) }),
     uploadIdleTimeoutMs: options.clientIdleTimeoutMs ?? 60_000,
+    uploadResponseTimeoutMs: options.clientResponseTimeoutMs,
   });
   return {
     s3,
@@ -118,4 +122,35 @@ export function sha256(bytes: Uint8Array): string {
 
 export async function etagOf(world: UploadWorld, key: string): Promise<string> {
   return (await world.source.head(BUCKET, key)).etag;
+}
+
+export interface RetriedUpload {
+  /** The result of the attempt that succeeded, if one did. */
+  result?: UploadDataResult;
+  /** The failure that ended the retries: non-retryable, or the last one when attempts ran out. */
+  failure?: ApplicationFailure;
+  attempts: number;
+}
+
+/**
+ * Runs uploadData the way Temporal retries it: a retryable failure starts the
+ * next attempt with the last heartbeat's details, until an attempt succeeds,
+ * fails non-retryably, or `maxAttempts` ran (standing for "retried forever").
+ */
+export async function uploadWithRetries(
+  deps: UploadDataDeps,
+  input: UploadDataInput,
+  maxAttempts = 4,
+): Promise<RetriedUpload> {
+  let details: UploadProgress | undefined;
+  for (let attempt = 1; ; attempt++) {
+    const run = runUpload(deps, input, { attempt, heartbeatDetails: details });
+    try {
+      return { result: await run.result, attempts: attempt };
+    } catch (err) {
+      if (!(err instanceof ApplicationFailure)) throw err;
+      details = run.heartbeats.at(-1) ?? details;
+      if (err.nonRetryable || attempt >= maxAttempts) return { failure: err, attempts: attempt };
+    }
+  }
 }
