@@ -129,7 +129,8 @@ export const CONFIG_VARIABLES = {
     'Job status poll delays, comma-separated durations; the last repeats. Default 5s,10s,20s,40s,60s',
   IMPORT_POLL_JITTER: 'Random jitter on each poll delay, as a fraction. Default 0.2',
   IMPORT_JOB_TIMEOUT: 'How long to wait for a job to finish. Default 24h',
-  IMPORT_MAX_FILE_BYTES: 'Largest file accepted, in bytes or with a unit (5GiB). Default 5GiB',
+  IMPORT_MAX_FILE_BYTES:
+    'Largest file accepted, in bytes or with a unit (500MB), at most the service limit 5GB. Default 5GB',
   UPLOAD_PART_SIZE: 'Size of each ranged S3 read. Default 8MiB',
   UPLOAD_PARALLEL_PARTS: 'Ranged S3 reads in flight per upload (1 = one sequential GET). Default 1',
   WORKER_MAX_CONCURRENT_UPLOADS: 'Uploads one worker runs at once. Default 2',
@@ -210,10 +211,12 @@ class Reader {
     return ms;
   }
 
-  size(name: string, fallback: string): number {
+  size(name: string, fallback: string, max?: { bytes: number; text: string }): number {
     const v = this.raw(name) ?? fallback;
     const bytes = parseSize(v);
-    if (bytes === undefined || bytes <= 0) fail(name, 'a size such as 1048576, 8MiB or 5GiB', v);
+    if (bytes === undefined || bytes <= 0 || (max !== undefined && bytes > max.bytes)) {
+      fail(name, max ? `a size from 1 byte to ${max.text}, such as 500MB` : 'a size such as 1048576, 8MiB or 5GiB', v);
+    }
     return bytes;
   }
 
@@ -432,7 +435,8 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
       jitterRatio: r.number('IMPORT_POLL_JITTER', 0.2, 0, 1),
       jobTimeoutMs: r.duration('IMPORT_JOB_TIMEOUT', '24h'),
     },
-    maxFileBytes: r.size('IMPORT_MAX_FILE_BYTES', '5GiB'),
+    // The spec's limit is 5 GB in decimal bytes; 5 GiB would let 368 MB too many pass preflight.
+    maxFileBytes: r.size('IMPORT_MAX_FILE_BYTES', '5GB', { bytes: 5_000_000_000, text: '5GB (the service limit)' }),
     upload: {
       partSizeBytes: r.size('UPLOAD_PART_SIZE', '8MiB'),
       parallelParts: r.int('UPLOAD_PARALLEL_PARTS', 1, 1, 32),

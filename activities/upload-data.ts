@@ -259,18 +259,24 @@ function answeredWithStatus(err: unknown): boolean {
   return typeof details?.status === 'number';
 }
 
-function openSource(deps: UploadDataDeps, input: UploadDataInput, signal: AbortSignal): Promise<Readable> {
+/**
+ * The S3 body to send: parallel ranged reads when configured and the server
+ * honours Range (a one-byte probe tells), else one sequential GET.
+ */
+async function openSource(deps: UploadDataDeps, input: UploadDataInput, signal: AbortSignal): Promise<Readable> {
   const { bucket, key, etag, sizeBytes } = input;
-  if (deps.parallelParts > 1 && sizeBytes > deps.partSizeBytes) {
-    return Promise.resolve(
-      readRanged(deps.s3, bucket, key, {
-        etag,
-        sizeBytes,
-        partSizeBytes: deps.partSizeBytes,
-        parallelParts: deps.parallelParts,
-        signal,
-      }),
-    );
+  const ranged =
+    deps.parallelParts > 1 &&
+    sizeBytes > deps.partSizeBytes &&
+    (await deps.s3.honoursRange(bucket, key, { etag, signal }));
+  if (ranged) {
+    return readRanged(deps.s3, bucket, key, {
+      etag,
+      sizeBytes,
+      partSizeBytes: deps.partSizeBytes,
+      parallelParts: deps.parallelParts,
+      signal,
+    });
   }
   return deps.s3.read(bucket, key, { etag, signal });
 }

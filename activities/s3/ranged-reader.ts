@@ -4,6 +4,10 @@
  * it feeds; a bounded window of parallel parts keeps the PUT busy while
  * holding at most `parallelParts x partSizeBytes` in memory.
  *
+ * Each part's answer must hold exactly its range (S3Source.read checks
+ * Content-Range), so a server that ignores Range fails a part instead of
+ * sending the whole object per part; the caller probes for that first.
+ *
  * Opt-in (UPLOAD_PARALLEL_PARTS > 1): on loopback against s3rver, where CPU
  * and not one connection is the limit, the single GET measured faster in
  * `npm run bench:upload`, so the default is one sequential GET.
@@ -36,11 +40,15 @@ async function fetchPart(
   const body = await s3.read(bucket, key, { etag, start, end, signal });
   const chunks: Buffer[] = [];
   let length = 0;
+  const expected = end - start + 1;
   for await (const chunk of body) {
     chunks.push(chunk as Buffer);
     length += (chunk as Buffer).length;
+    // Never hold more than the part: a body longer than its range is not read on.
+    if (length > expected) break;
   }
-  if (length !== end - start + 1) {
+  if (length !== expected) {
+    body.destroy();
     throw new ShortPart(`S3 returned ${length} bytes for bytes ${start}-${end} of ${bucket}/${key}`);
   }
   return chunks;
