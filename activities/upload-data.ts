@@ -54,7 +54,12 @@ export interface UploadDataDeps {
   heartbeatIntervalMs?: number;
   /** Metrics hook: called with each chunk's size as it moves. */
   onBytes?: (n: number) => void;
-  /** After an earlier attempt sent every byte unanswered: how long to wait for the job to leave `new`. Default 5 min. */
+  /**
+   * After an earlier attempt sent every byte unanswered: how long to wait for
+   * the job to leave `new`. Longer than the client's response timeout (5 min),
+   * so that an attempt overlapping one still awaiting its answer outwaits it.
+   * Default 6 min.
+   */
   unconfirmedWaitMs?: number;
   /** How often the job's state is read during that wait. Default 15 s. */
   unconfirmedPollMs?: number;
@@ -143,7 +148,7 @@ async function confirmSent(
   sentBy: string,
 ): Promise<UploadDataResult> {
   const ctx = Context.current();
-  const waitMs = deps.unconfirmedWaitMs ?? 5 * 60_000;
+  const waitMs = deps.unconfirmedWaitMs ?? 6 * 60_000;
   const pollMs = deps.unconfirmedPollMs ?? 15_000;
   const until = Date.now() + waitMs;
   for (;;) {

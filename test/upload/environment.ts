@@ -141,9 +141,12 @@ export async function uploadWithRetries(
   deps: UploadDataDeps,
   input: UploadDataInput,
   maxAttempts = 4,
+  /** Heartbeat details an earlier attempt left, and the number of the first attempt run here. */
+  earlier?: UploadProgress,
+  firstAttempt = 1,
 ): Promise<RetriedUpload> {
-  let details: UploadProgress | undefined;
-  for (let attempt = 1; ; attempt++) {
+  let details = earlier;
+  for (let attempt = firstAttempt; ; attempt++) {
     const run = runUpload(deps, input, { attempt, heartbeatDetails: details });
     try {
       return { result: await run.result, attempts: attempt };

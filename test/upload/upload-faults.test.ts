@@ -5,10 +5,12 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { UploadDataInput } from '../../workflows/policy/activity-contracts.js';
+import { until } from '../simulator/test-client.js';
 import {
   BUCKET,
   csvBytes,
   etagOf,
+  runUpload,
   sha256,
   startWorld,
   type UploadWorld,
@@ -30,7 +32,8 @@ afterAll(async () => {
 beforeEach(() => world.sim.clearFaults());
 
 const IDLE_MS = 300;
-const deps = () => uploadDeps(world, { uploadIdleTimeoutMs: IDLE_MS, unconfirmedWaitMs: 600, unconfirmedPollMs: 100 });
+const deps = () =>
+  uploadDeps(world, { uploadIdleTimeoutMs: IDLE_MS, unconfirmedWaitMs: 2_000, unconfirmedPollMs: 100 });
 
 async function prepare(key: string, bytes: Buffer): Promise<UploadDataInput> {
   await world.put(key, bytes);
@@ -94,6 +97,21 @@ describe('hole 1: an answer that comes after the idle limit', () => {
 
     expect(run.failure).toBeUndefined();
     expect(run.result).toMatchObject({ skipped: true, bytesSent: bytes.length, state: 'processing' });
+    expect(seen(input, bytes)).toEqual({ puts: 1, accepted: 1, byteExact: true });
+  });
+
+  it('an attempt that overlaps one awaiting its answer waits for that answer instead of sending again', async () => {
+    const bytes = csvBytes(2 * 1024 * 1024);
+    const input = await prepare('overlap.csv', bytes);
+    world.sim.commitUploadOnAnswer(1_000);
+    const first = runUpload(deps(), input);
+    // A heartbeat timeout starts attempt 2 while attempt 1 still waits; the server hands it attempt 1's last details.
+    await until(() => first.heartbeats.some((h) => h.allBytesSent === true));
+
+    const second = await uploadWithRetries(deps(), input, 4, first.heartbeats.at(-1), 2);
+    await first.result;
+
+    expect(second.result).toMatchObject({ skipped: true, bytesSent: bytes.length, state: 'processing' });
     expect(seen(input, bytes)).toEqual({ puts: 1, accepted: 1, byteExact: true });
   });
 });
