@@ -15,6 +15,7 @@ import { S3Source } from '../../activities/s3/source.js';
 import { loadConfig } from '../../temporal.config.js';
 import { s3ClientFor } from '../../worker/demo/local-s3.js';
 import type { UploadDataInput } from '../../workflows/policy/activity-contracts.js';
+import { budgetWith, type ServiceWorld, startServiceWorld } from '../service-activities/environment.js';
 import { runActivity } from '../support/activities.js';
 import {
   BUCKET,
@@ -33,6 +34,29 @@ import { startS3Proxy } from './s3-proxy.js';
 const IDLE_MS = 300;
 const MiB = 1024 * 1024;
 const rows: string[][] = [];
+
+/** Set while a scenario runs: an uncaught error (a crashed worker process) ends that scenario, not the matrix. */
+let onCrash: ((e: unknown) => void) | undefined;
+process.on('uncaughtException', (e) => {
+  if (!onCrash) throw e;
+  onCrash(e);
+});
+
+/** Runs one scenario and prints its row; a crash becomes the row. */
+async function guarded(fault: string, work: () => Promise<void>): Promise<void> {
+  const crashed = new Promise<never>((_, reject) => {
+    onCrash = reject;
+  });
+  try {
+    await Promise.race([work(), crashed]);
+  } catch (e) {
+    const why = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+    rows.push([fault, '1', '?', '?', '?', `worker process crashed (uncaught ${why})`]);
+  } finally {
+    onCrash = undefined;
+  }
+  console.log(`| ${rows.at(-1)!.join(' | ')} |`);
+}
 
 function outcomeOf(run: RetriedUpload, maxAttempts = 4): string {
   if (run.result)
@@ -65,15 +89,18 @@ async function main(): Promise<void> {
     const jobId = await world.newJobId();
     return { tenant: 't', jobId, bucket: BUCKET, key, etag, sizeBytes: bytes.length, listAction: 'noop' };
   }
-  async function scenario(fault: string, size: number, inject: () => void, over = {}): Promise<void> {
-    world.sim.clearFaults();
-    const bytes = csvBytes(size);
-    const input = await prepare(bytes);
-    inject();
-    const run = await uploadWithRetries(deps(over), input);
-    row(world, fault, input, bytes, outcomeOf(run));
-  }
+  const scenario = (fault: string, size: number, inject: () => void, over = {}) =>
+    guarded(fault, async () => {
+      world.sim.clearFaults();
+      const bytes = csvBytes(size);
+      const input = await prepare(bytes);
+      inject();
+      const run = await uploadWithRetries(deps(over), input);
+      row(world, fault, input, bytes, outcomeOf(run));
+    });
 
+  console.log('| fault | POSTs | PUTs | accepted copies | byte-exact | outcome |');
+  console.log('|---|---|---|---|---|---|');
   try {
     await scenario('1 answer 4x idle limit after the body, commits on answer', 2 * MiB, () =>
       world.sim.commitUploadOnAnswer(4 * IDLE_MS),
@@ -84,7 +111,7 @@ async function main(): Promise<void> {
     await scenario('1 answer after the response timeout, commits on receipt', MiB, () =>
       world.sim.delayNext('submitData', 3_000),
     );
-    await overlapping(world, deps, prepare);
+    await guarded('1 attempt 2 starts while attempt 1 awaits a slow answer', () => overlapping(world, deps, prepare));
     for (const spelled of ['New', 'NEW', 'queued', 'created']) {
       await scenario(`2 job state reads "${spelled}" (is new)`, 300_000, () => world.sim.spellStates({ new: spelled }));
     }
@@ -102,30 +129,31 @@ async function main(): Promise<void> {
       parallelParts: 4,
       partSizeBytes: 256 * 1024,
     });
-    await headerSampleRow(world, proxy, viaProxy);
+    await guarded('12 S3 ignores Range: header check of a 32 MiB object', () =>
+      headerSampleRow(world, proxy, viaProxy),
+    );
     proxy.ignoreRange = false;
     await scenario('13 S3 read cut after 1 MiB (once)', 4 * MiB, () => proxy.cutNextGetAfter(MiB), { s3: viaProxy });
     await scenario('13 S3 answers 403 to the upload read', 200_000, () => proxy.refuseNextGet(), { s3: viaProxy });
-    const limit = loadConfig({}).maxFileBytes;
-    rows.push([
-      '13 a 5,000,000,001-byte file at preflight (default IMPORT_MAX_FILE_BYTES)',
-      '-',
-      '-',
-      '-',
-      '-',
-      5_000_000_001 > limit ? `FileTooLarge (limit ${limit})` : `passes (limit ${limit})`,
-    ]);
-    await pollingRows(world);
+    await guarded('13 preflight limit', async () => {
+      const limit = loadConfig({}).maxFileBytes;
+      const verdict = 5_000_000_001 > limit ? 'FileTooLarge' : 'passes preflight';
+      rows.push([
+        '13 a 5,000,000,001-byte file, default IMPORT_MAX_FILE_BYTES',
+        '-',
+        '-',
+        '-',
+        '-',
+        `${verdict} (limit ${limit})`,
+      ]);
+    });
+    await pollingRows();
   } finally {
     await proxy.close();
     await world.close();
   }
-  console.log('| fault | POSTs | PUTs | accepted copies | byte-exact | outcome |');
-  console.log('|---|---|---|---|---|---|');
-  for (const r of rows) console.log(`| ${r.join(' | ')} |`);
 }
 
-/** Attempt 2 starts (a heartbeat timeout) while attempt 1 waits for a slow answer after its last byte. */
 async function overlapping(
   world: UploadWorld,
   deps: (over?: object) => ReturnType<typeof uploadDeps>,
@@ -179,51 +207,62 @@ async function headerSampleRow(
   ]);
 }
 
-async function pollingRows(world: UploadWorld): Promise<void> {
-  const csv = Buffer.from('Account Name,Account Domain\nAcme,acme.example\n');
+async function pollingRows(): Promise<void> {
+  const w = await startServiceWorld({ processingMs: 0 });
   const cases: { spelling: Record<string, string>; outcome: 'completed' | 'failed' }[] = [
     { spelling: { completed: 'COMPLETED' }, outcome: 'completed' },
     { spelling: { failed: 'FAILED' }, outcome: 'failed' },
     { spelling: { completed: 'archived' }, outcome: 'completed' },
   ];
-  for (const c of cases) {
-    world.sim.clearFaults();
-    world.sim.setJobOutcome(c.outcome);
-    const job = await world.service.createJob({ dataImportName: 'poll', entityType: 'Account' });
-    await world.service.submitData(job.id, [csv], { contentLength: csv.length });
-    while (world.sim.job(job.id)?.state === 'processing') await new Promise((r) => setTimeout(r, 10));
-    world.sim.spellStates(c.spelling, { count: 1_000 });
-    const timeoutMs = 2_000;
-    const run = runActivity(
-      makeAwaitJobCompletion({
-        service: world.service,
-        budget: world.budget,
-        resetMinuteUtc: 0,
-        poll: { scheduleMs: [100], jitterRatio: 0 },
-        heartbeatIntervalMs: 20,
-      }),
-      { tenant: 't', jobId: job.id, timeoutMs },
-    );
-    const started = Date.now();
-    let outcome: string;
-    try {
-      const r = await run.result;
-      outcome = `completed after ${r.polls} poll(s)`;
-    } catch (e) {
-      outcome = e instanceof ApplicationFailure ? String(e.type) : String(e);
+  try {
+    for (const c of cases) {
+      const state = Object.values(c.spelling)[0] ?? '';
+      await guarded(`2 polling a job whose state reads "${state}"`, () => pollOnce(w, state, c));
     }
-    const polls = Math.round((Date.now() - started) / 100);
-    const state = Object.values(c.spelling)[0] ?? '';
-    rows.push([
-      `2 polling a job whose state reads "${state}"`,
-      '-',
-      '-',
-      '-',
-      '-',
-      `${outcome} (~${polls} poll intervals of a ${timeoutMs / 100}-interval limit)`,
-    ]);
+  } finally {
+    await w.close();
   }
-  world.sim.setJobOutcome('completed');
+}
+
+/** Polls a finished job shown in another spelling, on a 100 ms schedule with a 2 s limit. */
+async function pollOnce(
+  w: ServiceWorld,
+  state: string,
+  c: { spelling: Record<string, string>; outcome: 'completed' | 'failed' },
+): Promise<void> {
+  const csv = Buffer.from('Account Name,Account Domain\nAcme,acme.example\n');
+  w.sim.clearFaults();
+  w.sim.setJobOutcome(c.outcome);
+  const job = await w.service.createJob({ dataImportName: 'poll', entityType: 'Account' });
+  await w.service.submitData(job.id, [csv], { contentLength: csv.length });
+  while (w.sim.job(job.id)?.state === 'processing') await new Promise((r) => setTimeout(r, 10));
+  w.sim.spellStates(c.spelling, { count: 1_000 });
+  const run = runActivity(
+    makeAwaitJobCompletion({
+      service: w.service,
+      budget: budgetWith(),
+      resetMinuteUtc: 0,
+      poll: { scheduleMs: [100], jitterRatio: 0 },
+      heartbeatIntervalMs: 20,
+    }),
+    { tenant: 't', jobId: job.id, timeoutMs: 2_000 },
+  );
+  let outcome: string;
+  try {
+    const r = await run.result;
+    outcome = 'completed';
+  } catch (e) {
+    outcome = e instanceof ApplicationFailure ? String(e.type) : String(e);
+  }
+  const reads = w.sim.requests().filter((r) => r.endpoint === 'jobStatus' && r.path.endsWith(`/${job.id}`)).length;
+  rows.push([
+    `2 polling a job whose state reads "${state}"`,
+    '-',
+    '-',
+    '-',
+    '-',
+    `${outcome} after ${reads} status read(s)`,
+  ]);
 }
 
 main().then(
