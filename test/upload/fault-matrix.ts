@@ -249,7 +249,7 @@ async function pollOnce(
   );
   let outcome: string;
   try {
-    const r = await run.result;
+    await run.result;
     outcome = 'completed';
   } catch (e) {
     outcome = e instanceof ApplicationFailure ? String(e.type) : String(e);
