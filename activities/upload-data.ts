@@ -26,11 +26,10 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { UploadDataInput, UploadDataResult, UploadProgress } from '../workflows/policy/activity-contracts.js';
 import type { BudgetGate } from './budget/gate.js';
 import { failure } from './failures.js';
-import { type KnownJobState, knownJobState, unexpectedJobState } from './job-state.js';
+import { knownJobState, unexpectedJobState } from './job-state.js';
 import { RangeNotHonoured, SourceAccessDenied, SourceObjectChanged, SourceObjectMissing, s3Url } from './s3/errors.js';
 import { readRanged } from './s3/ranged-reader.js';
 import type { S3Source } from './s3/source.js';
-import { ServiceError } from './service/errors.js';
 import type { CallOptions, ImportJob, SubmitDataOptions } from './service/types.js';
 import { ServiceCalls } from './service-calls.js';
 import { IdleWatchdog } from './upload/idle-watchdog.js';
@@ -155,7 +154,7 @@ async function confirmSent(
     const job = await calls.run('jobStatus', () =>
       deps.service.getJob(input.jobId, { signal: ctx.cancellationSignal }),
     );
-    const state: KnownJobState | undefined = knownJobState(job.state);
+    const state = knownJobState(job.state);
     if (state === undefined) {
       throw unexpectedJobState(input.jobId, job.state, `every byte was sent by ${sentBy}; nothing is sent again`);
     }
@@ -257,7 +256,6 @@ async function transfer(
 
 /** The service answered with an HTTP status (a refusal): its answer, not a lost one. */
 function answeredWithStatus(err: unknown): boolean {
-  if (err instanceof ServiceError) return err.status !== undefined;
   if (!(err instanceof ApplicationFailure)) return false;
   if (err.type === 'DailyLimitReached' || err.type === 'BudgetExhausted') return true;
   const details = err.details?.[0] as { status?: unknown } | undefined;
