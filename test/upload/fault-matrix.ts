@@ -76,11 +76,11 @@ function row(world: UploadWorld, fault: string, input: UploadDataInput, bytes: B
 }
 
 async function main(): Promise<void> {
-  const world = await startWorld({ clientResponseTimeoutMs: 1_500 });
+  const world = await startWorld({ clientResponseTimeoutMs: 3_000 });
   const proxy = await startS3Proxy(world.s3.endpoint);
   const viaProxy = new S3Source(s3ClientFor(proxy.endpoint));
   const deps = (over = {}) =>
-    uploadDeps(world, { uploadIdleTimeoutMs: IDLE_MS, unconfirmedWaitMs: 2_000, unconfirmedPollMs: 100, ...over });
+    uploadDeps(world, { uploadIdleTimeoutMs: IDLE_MS, unconfirmedWaitMs: 3_000, unconfirmedPollMs: 100, ...over });
   let n = 0;
   async function prepare(bytes: Buffer): Promise<UploadDataInput> {
     const key = `matrix-${++n}.csv`;
@@ -106,10 +106,10 @@ async function main(): Promise<void> {
       world.sim.commitUploadOnAnswer(4 * IDLE_MS),
     );
     await scenario('1 no answer within the response timeout, commits on answer', MiB, () =>
-      world.sim.commitUploadOnAnswer(3_000, { count: 4 }),
+      world.sim.commitUploadOnAnswer(5_000, { count: 4 }),
     );
     await scenario('1 answer after the response timeout, commits on receipt', MiB, () =>
-      world.sim.delayNext('submitData', 3_000),
+      world.sim.delayNext('submitData', 5_000),
     );
     await guarded('1 attempt 2 starts while attempt 1 awaits a slow answer', () => overlapping(world, deps, prepare));
     for (const spelled of ['New', 'NEW', 'queued', 'created']) {

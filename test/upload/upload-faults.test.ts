@@ -21,8 +21,8 @@ import {
 let world: UploadWorld;
 
 beforeAll(async () => {
-  // The client waits 1.5 s for an answer once every byte is out; the activity's idle watchdog is far shorter.
-  world = await startWorld({ clientResponseTimeoutMs: 1_500 });
+  // The client waits 3 s for an answer once every byte is out; the activity's idle watchdog is far shorter.
+  world = await startWorld({ clientResponseTimeoutMs: 3_000 });
 });
 
 afterAll(async () => {
@@ -33,7 +33,7 @@ beforeEach(() => world.sim.clearFaults());
 
 const IDLE_MS = 300;
 const deps = () =>
-  uploadDeps(world, { uploadIdleTimeoutMs: IDLE_MS, unconfirmedWaitMs: 2_000, unconfirmedPollMs: 100 });
+  uploadDeps(world, { uploadIdleTimeoutMs: IDLE_MS, unconfirmedWaitMs: 3_000, unconfirmedPollMs: 100 });
 
 async function prepare(key: string, bytes: Buffer): Promise<UploadDataInput> {
   await world.put(key, bytes);
@@ -77,7 +77,7 @@ describe('hole 1: an answer that comes after the idle limit', () => {
     const bytes = csvBytes(1024 * 1024);
     const input = await prepare('no-answer.csv', bytes);
     // Past the client's response timeout, and the service commits only when it answers: nothing is taken.
-    world.sim.commitUploadOnAnswer(3_000, { count: 4 });
+    world.sim.commitUploadOnAnswer(5_000, { count: 4 });
 
     const run = await uploadWithRetries(deps(), input);
 
@@ -91,7 +91,7 @@ describe('hole 1: an answer that comes after the idle limit', () => {
     const bytes = csvBytes(1024 * 1024);
     const input = await prepare('late-commit.csv', bytes);
     // Committed on receipt, answered after the client gave up waiting.
-    world.sim.delayNext('submitData', 3_000);
+    world.sim.delayNext('submitData', 5_000);
 
     const run = await uploadWithRetries(deps(), input);
 
