@@ -135,8 +135,9 @@ export class ServiceClient {
    * A service may refuse an upload on its headers (401, 403, 404, 413, 429)
    * and close the connection: a body byte written after that meets a closed
    * socket, and the socket error would hide the answer. undici does not
-   * support `Expect: 100-continue` on HTTP/1.1, so the body waits
-   * uploadAnswerGraceMs (or until an answer arrives) before its first byte.
+   * support `Expect: 100-continue` on HTTP/1.1, so the body sends one byte
+   * (undici writes the request head with it), then waits uploadAnswerGraceMs,
+   * or until an answer arrives, before the rest.
    */
   submitData(
     jobId: number,
