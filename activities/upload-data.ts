@@ -88,7 +88,14 @@ export function makeUploadData(deps: UploadDataDeps) {
         if (before.sendBroken) throw partialFile(input, { ...progress, state: job.state }, 'an earlier attempt');
         return { skipped: true, bytesSent: 0, state, apiCalls: calls.counts };
       }
-      const answer = await transfer(deps, input, calls, progress, beat);
+      let answer: ImportJob;
+      try {
+        answer = await transfer(deps, input, calls, progress, beat);
+      } catch (err) {
+        const taken = await takenMeanwhile(deps, input, calls, err);
+        if (taken) return taken;
+        throw err;
+      }
       beat();
       return await settle(deps, input, calls, progress, answer);
     } catch (err) {
@@ -117,6 +124,26 @@ function partialFile(input: UploadDataInput, facts: UploadProgress & { state: st
       'the rest; check the job in the service and import the file again as a new import',
     { jobId: input.jobId, bytesSent: facts.bytesSent, totalBytes: input.sizeBytes, state: facts.state },
   );
+}
+
+/**
+ * A 400 to the PUT may only say that the job is no longer new: an attempt
+ * that overlapped this one (a heartbeat timeout) got its upload accepted
+ * first. Then the file is in, and failing the import would make a nightly
+ * import it again; one status read tells.
+ */
+async function takenMeanwhile(
+  deps: UploadDataDeps,
+  input: UploadDataInput,
+  calls: ServiceCalls,
+  err: unknown,
+): Promise<UploadDataResult | undefined> {
+  if (!(err instanceof ApplicationFailure) || err.type !== 'BadRequest') return undefined;
+  const signal = Context.current().cancellationSignal;
+  const job = await calls.run('jobStatus', () => deps.service.getJob(input.jobId, { signal }));
+  const state = knownJobState(job.state);
+  if (state === undefined || state === 'new') return undefined;
+  return { skipped: true, bytesSent: 0, state, apiCalls: calls.counts };
 }
 
 /** Success needs every byte sent and a state that left `new`. */

@@ -112,6 +112,9 @@ async function main(): Promise<void> {
       world.sim.delayNext('submitData', 5_000),
     );
     await guarded('1 attempt 2 starts while attempt 1 awaits a slow answer', () => overlapping(world, deps, prepare));
+    await guarded("1 attempt 2 (without attempt 1's last heartbeat) PUTs; attempt 1's upload is taken first", () =>
+      overlappingMidStream(world, deps, prepare),
+    );
     for (const spelled of ['New', 'NEW', 'queued', 'created']) {
       await scenario(`2 job state reads "${spelled}" (is new)`, 300_000, () => world.sim.spellStates({ new: spelled }));
     }
@@ -178,6 +181,30 @@ async function overlapping(
     input,
     bytes,
     `attempt 1: ${firstOutcome}; then ${outcomeOf(second)}`,
+  );
+}
+
+/** Attempt 2 never got attempt 1's last heartbeat, so it sends too; attempt 1's upload is taken while it streams. */
+async function overlappingMidStream(
+  world: UploadWorld,
+  deps: (over?: object) => ReturnType<typeof uploadDeps>,
+  prepare: (bytes: Buffer) => Promise<UploadDataInput>,
+): Promise<void> {
+  world.sim.clearFaults();
+  const bytes = csvBytes(2 * MiB);
+  const input = await prepare(bytes);
+  world.sim.commitUploadOnAnswer(500);
+  const first = runUpload(deps(), input);
+  first.result.catch(() => undefined);
+  while (!first.heartbeats.some((h) => h.bytesSent === h.totalBytes)) await new Promise((r) => setTimeout(r, 5));
+  const second = await uploadWithRetries(deps(), input, 4, undefined, 2);
+  await first.result.catch(() => undefined);
+  row(
+    world,
+    "1 attempt 2 (without attempt 1's last heartbeat) PUTs; attempt 1's upload is taken first",
+    input,
+    bytes,
+    `attempt 2: ${outcomeOf(second)}`,
   );
 }
 

@@ -116,6 +116,25 @@ describe('hole 1: an answer that comes after the idle limit', () => {
   });
 });
 
+describe('hole 1: attempts that overlap mid-stream', () => {
+  it('an attempt refused because an overlapping one got the file in first succeeds without a second copy', async () => {
+    const bytes = csvBytes(2 * 1024 * 1024);
+    const input = await prepare('overlap-mid-stream.csv', bytes);
+    // Attempt 1's upload is taken half a second after its last byte, while attempt 2's PUT still streams.
+    world.sim.commitUploadOnAnswer(500);
+    const first = runUpload(deps(), input);
+    await until(() => first.heartbeats.some((h) => h.bytesSent === h.totalBytes));
+
+    // Attempt 2 started without attempt 1's last heartbeat (it never reached the server), so it sends too.
+    const second = await uploadWithRetries(deps(), input, 4, undefined, 2);
+    await first.result.catch(() => undefined);
+
+    expect(second.failure).toBeUndefined();
+    expect(second.result).toMatchObject({ skipped: true, state: 'processing' });
+    expect(seen(input, bytes)).toEqual({ puts: 2, accepted: 1, byteExact: true });
+  });
+});
+
 describe('hole 2: job states in other spellings', () => {
   it.each(['New', 'NEW'])('uploads to a job whose state reads %s', async (spelled) => {
     const bytes = csvBytes(300_000);
