@@ -194,7 +194,7 @@ async function overlappingMidStream(
   const bytes = csvBytes(2 * MiB);
   const input = await prepare(bytes);
   world.sim.commitUploadOnAnswer(500);
-  const first = runUpload(deps(), input);
+  const first = runUpload(deps({ uploadIdleTimeoutMs: 2_000 }), input);
   first.result.catch(() => undefined);
   while (!first.heartbeats.some((h) => h.bytesSent === h.totalBytes)) await new Promise((r) => setTimeout(r, 5));
   const second = await uploadWithRetries(deps(), input, 4, undefined, 2);

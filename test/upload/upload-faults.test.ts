@@ -32,8 +32,8 @@ afterAll(async () => {
 beforeEach(() => world.sim.clearFaults());
 
 const IDLE_MS = 300;
-const deps = () =>
-  uploadDeps(world, { uploadIdleTimeoutMs: IDLE_MS, unconfirmedWaitMs: 3_000, unconfirmedPollMs: 100 });
+const deps = (over = {}) =>
+  uploadDeps(world, { uploadIdleTimeoutMs: IDLE_MS, unconfirmedWaitMs: 3_000, unconfirmedPollMs: 100, ...over });
 
 async function prepare(key: string, bytes: Buffer): Promise<UploadDataInput> {
   await world.put(key, bytes);
@@ -122,7 +122,8 @@ describe('hole 1: attempts that overlap mid-stream', () => {
     const input = await prepare('overlap-mid-stream.csv', bytes);
     // Attempt 1's upload is taken half a second after its last byte, while attempt 2's PUT still streams.
     world.sim.commitUploadOnAnswer(500);
-    const first = runUpload(deps(), input);
+    // Attempt 1's own idle limit outlasts that half second, whichever code runs.
+    const first = runUpload(deps({ uploadIdleTimeoutMs: 2_000 }), input);
     await until(() => first.heartbeats.some((h) => h.bytesSent === h.totalBytes));
 
     // Attempt 2 started without attempt 1's last heartbeat (it never reached the server), so it sends too.
