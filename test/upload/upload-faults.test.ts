@@ -3,7 +3,10 @@
  * lost file or an endless retry (issue 9, holes 1-4): each runs through the
  * retries Temporal would make, against the simulator on a real socket.
  */
+import { Readable } from 'node:stream';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type RangeRead, S3Source } from '../../activities/s3/source.js';
 import type { UploadDataInput } from '../../workflows/policy/activity-contracts.js';
 import { until } from '../simulator/test-client.js';
 import {
@@ -19,6 +22,27 @@ import {
 } from './environment.js';
 
 let world: UploadWorld;
+
+/** An S3 source whose bodies start flowing only once `gate` resolves: a slow read, on a real S3 socket. */
+class GatedS3Source extends S3Source {
+  constructor(
+    client: S3Client,
+    private readonly gate: Promise<void>,
+  ) {
+    super(client);
+  }
+
+  override async read(bucket: string, key: string, options: RangeRead): Promise<Readable> {
+    const body = await super.read(bucket, key, options);
+    const gate = this.gate;
+    return Readable.from(
+      (async function* () {
+        await gate;
+        yield* body;
+      })(),
+    );
+  }
+}
 
 beforeAll(async () => {
   // The client waits 3 s for an answer once every byte is out; the activity's idle watchdog is far shorter.
@@ -120,14 +144,16 @@ describe('hole 1: attempts that overlap mid-stream', () => {
   it('an attempt refused because an overlapping one got the file in first succeeds without a second copy', async () => {
     const bytes = csvBytes(2 * 1024 * 1024);
     const input = await prepare('overlap-mid-stream.csv', bytes);
-    // Attempt 1's upload is taken half a second after its last byte, while attempt 2's PUT still streams.
+    // Attempt 1's upload is taken half a second after its last byte; its own idle limit outlasts that.
     world.sim.commitUploadOnAnswer(500);
-    // Attempt 1's own idle limit outlasts that half second, whichever code runs.
     const first = runUpload(deps({ uploadIdleTimeoutMs: 2_000 }), input);
     await until(() => first.heartbeats.some((h) => h.bytesSent === h.totalBytes));
 
-    // Attempt 2 started without attempt 1's last heartbeat (it never reached the server), so it sends too.
-    const second = await uploadWithRetries(deps(), input, 4, undefined, 2);
+    // Attempt 2 never got attempt 1's last heartbeat, finds the job new and sends too; its S3 read is slow,
+    // so its PUT ends after attempt 1's upload was taken.
+    const taken = until(() => world.sim.job(input.jobId)!.uploads === 1);
+    const slowSource = new GatedS3Source(world.s3.client, taken);
+    const second = await uploadWithRetries(deps({ s3: slowSource }), input, 4, undefined, 2);
     await first.result.catch(() => undefined);
 
     expect(second.failure).toBeUndefined();
