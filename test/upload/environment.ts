@@ -4,8 +4,8 @@
  * and activities run under MockActivityEnvironment (no Temporal server here).
  */
 import { createHash } from 'node:crypto';
-import type { Readable } from 'node:stream';
-import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { Readable } from 'node:stream';
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Info } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { InMemoryBudgetGate } from '../../activities/budget/in-memory-gate.js';
@@ -29,6 +29,27 @@ export class RecordingS3Source extends S3Source {
     const stream = await super.read(bucket, key, options);
     this.opened.push(stream);
     return stream;
+  }
+}
+
+/** An S3 source whose bodies start flowing only once `gate` resolves: a slow read, on a real S3 socket. */
+export class GatedS3Source extends S3Source {
+  constructor(
+    client: S3Client,
+    private readonly gate: Promise<void>,
+  ) {
+    super(client);
+  }
+
+  override async read(bucket: string, key: string, options: RangeRead): Promise<Readable> {
+    const body = await super.read(bucket, key, options);
+    const gate = this.gate;
+    return Readable.from(
+      (async function* () {
+        await gate;
+        yield* body;
+      })(),
+    );
   }
 }
 

@@ -21,6 +21,7 @@ import {
   BUCKET,
   csvBytes,
   etagOf,
+  GatedS3Source,
   type RetriedUpload,
   runUpload,
   sha256,
@@ -197,7 +198,16 @@ async function overlappingMidStream(
   const first = runUpload(deps({ uploadIdleTimeoutMs: 2_000 }), input);
   first.result.catch(() => undefined);
   while (!first.heartbeats.some((h) => h.bytesSent === h.totalBytes)) await new Promise((r) => setTimeout(r, 5));
-  const second = await uploadWithRetries(deps(), input, 4, undefined, 2);
+  const taken = (async () => {
+    while (world.sim.job(input.jobId)!.uploads === 0) await new Promise((r) => setTimeout(r, 5));
+  })();
+  const second = await uploadWithRetries(
+    deps({ s3: new GatedS3Source(world.s3.client, taken) }),
+    input,
+    4,
+    undefined,
+    2,
+  );
   await first.result.catch(() => undefined);
   row(
     world,

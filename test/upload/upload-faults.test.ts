@@ -3,16 +3,14 @@
  * lost file or an endless retry (issue 9, holes 1-4): each runs through the
  * retries Temporal would make, against the simulator on a real socket.
  */
-import { Readable } from 'node:stream';
-import type { S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type RangeRead, S3Source } from '../../activities/s3/source.js';
 import type { UploadDataInput } from '../../workflows/policy/activity-contracts.js';
 import { until } from '../simulator/test-client.js';
 import {
   BUCKET,
   csvBytes,
   etagOf,
+  GatedS3Source,
   runUpload,
   sha256,
   startWorld,
@@ -22,27 +20,6 @@ import {
 } from './environment.js';
 
 let world: UploadWorld;
-
-/** An S3 source whose bodies start flowing only once `gate` resolves: a slow read, on a real S3 socket. */
-class GatedS3Source extends S3Source {
-  constructor(
-    client: S3Client,
-    private readonly gate: Promise<void>,
-  ) {
-    super(client);
-  }
-
-  override async read(bucket: string, key: string, options: RangeRead): Promise<Readable> {
-    const body = await super.read(bucket, key, options);
-    const gate = this.gate;
-    return Readable.from(
-      (async function* () {
-        await gate;
-        yield* body;
-      })(),
-    );
-  }
-}
 
 beforeAll(async () => {
   // The client waits 3 s for an answer once every byte is out; the activity's idle watchdog is far shorter.
