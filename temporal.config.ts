@@ -268,6 +268,9 @@ function optional<T>(doc: string, parse: Parse<T>, defaultNote?: string): Variab
   return { doc, parse, defaultNote };
 }
 
+/** The service's upload limit per file: 5 GB, decimal. */
+const SERVICE_MAX_FILE_BYTES = 5_000_000_000;
+
 const TENANT_TEXT = '1-64 letters, digits, ".", "_" or "-"';
 
 /** Every variable this module reads: the README's configuration reference is checked against it. */
@@ -320,7 +323,7 @@ export const CONFIG_VARIABLES = {
   ),
   COMPANY_DATA_REQUEST_TIMEOUT: variable('Timeout of one short service call', '30s', duration()),
   UPLOAD_IDLE_TIMEOUT: variable(
-    'An upload attempt fails (and is retried) when no byte moved for this long',
+    "An upload attempt fails (and is retried) when no byte moved for this long while sending. Once every byte is sent it no longer applies: the worker waits up to 5 min for the service's answer, and never sends the file again before the job's state is known",
     '60s',
     duration(),
   ),
@@ -362,7 +365,17 @@ export const CONFIG_VARIABLES = {
   ),
   IMPORT_POLL_JITTER: variable('Random extra on each poll delay, as a fraction', '0.2', decimal(0, 1)),
   IMPORT_JOB_TIMEOUT: variable('How long to wait for a job to finish', '24h', duration()),
-  IMPORT_MAX_FILE_BYTES: variable('Largest file accepted (bytes, or with a unit: `5GiB`, `500MB`)', '5GiB', size),
+  // The spec's limit is 5 GB in decimal bytes; 5 GiB would let 368 MB too many pass preflight.
+  IMPORT_MAX_FILE_BYTES: variable(
+    'Largest file accepted (bytes, or with a unit: `500MB`), at most the service limit `5GB` (5,000,000,000 bytes)',
+    '5GB',
+    (text, name) => {
+      const bytes = parseSize(text);
+      return bytes !== undefined && bytes > 0 && bytes <= SERVICE_MAX_FILE_BYTES
+        ? bytes
+        : fail(name, 'a size from 1 byte to 5GB (the service limit), such as 500MB', text);
+    },
+  ),
   UPLOAD_PART_SIZE: variable('Size of each ranged S3 read of an upload', '8MiB', size),
   UPLOAD_PARALLEL_PARTS: variable(
     "Ranged S3 reads in flight per upload: `auto` starts with one and adds one each time the PUT waited on S3 for more than 5% of a part's time, up to 8 (so memory stays within 8 × `UPLOAD_PART_SIZE`); a number from 1 (one sequential GET) to 32 fixes it",

@@ -1,8 +1,10 @@
 /**
  * The awaitJobCompletion activity: polls the job on the spec's schedule
  * (5 s, 10 s, 20 s, 40 s, then every 60 s, with jitter) until it is
- * `completed` or `failed`, or the overall limit passes. One long activity
- * rather than a timer per poll keeps the workflow's history small; it
+ * `completed` or `failed` (in any case), or the overall limit passes. A state
+ * the spec does not name fails the step (UnexpectedJobState), so that it shows
+ * in the workflow's progress instead of a silent wait until the limit. One
+ * long activity rather than a timer per poll keeps the history small; it
  * heartbeats its progress (also while sleeping, so that cancellation reaches
  * it) and a retry resumes at the poll index it had reached.
  */
@@ -14,6 +16,7 @@ import type {
 } from '../workflows/policy/activity-contracts.js';
 import { pollDelayMs } from '../workflows/policy/poll-schedule.js';
 import { failure } from './failures.js';
+import { knownJobState, unexpectedJobState } from './job-state.js';
 import type { CallOptions, ImportJob } from './service/types.js';
 import { ServiceCalls, type ServiceCallsDeps } from './service-calls.js';
 
@@ -82,13 +85,16 @@ export function makeAwaitJobCompletion(deps: AwaitJobCompletionDeps) {
       const job = await calls.run('jobStatus', () => deps.service.getJob(jobId, { signal }));
       polls += 1;
       progress.pollIndex += 1;
+      const state = knownJobState(job.state);
       if (job.state !== progress.lastState) {
         log.info('Import job state changed', { jobId, from: progress.lastState, to: job.state, polls });
       }
+      // The service's own spelling, so an unknown state shows as it is.
       progress.lastState = job.state;
       beat();
-      if (job.state === 'completed') return { state: 'completed', polls, apiCalls: calls.counts };
-      if (job.state === 'failed') {
+      if (state === undefined) throw unexpectedJobState(jobId, job.state, 'polling stopped instead of waiting on it');
+      if (state === 'completed') return { state: 'completed', polls, apiCalls: calls.counts };
+      if (state === 'failed') {
         throw failure(
           'JobFailed',
           `import job ${jobId} failed: the service reports state failed and gives no reason; check the file's rows and the job in the service`,

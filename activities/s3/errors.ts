@@ -10,13 +10,37 @@ export function s3Url(bucket: string, key: string): string {
 
 /** The bucket or object does not exist, or the worker may not read it. */
 export class SourceObjectMissing extends Error {
-  override readonly name = 'SourceObjectMissing';
+  override readonly name: string = 'SourceObjectMissing';
   constructor(
     readonly bucket: string,
     readonly key: string,
     readonly reason: string,
   ) {
     super(`${s3Url(bucket, key)}: ${reason}`);
+  }
+}
+
+/** S3 refused the worker access to the object (403): a permission to fix, not a missing file. */
+export class SourceAccessDenied extends SourceObjectMissing {
+  override readonly name = 'SourceAccessDenied';
+  constructor(bucket: string, key: string) {
+    super(bucket, key, "access denied (check the worker's S3 permissions)");
+  }
+}
+
+/**
+ * A ranged GET came back holding something other than the range asked for:
+ * an S3-compatible server that ignores Range answers 200 with the whole object.
+ */
+export class RangeNotHonoured extends Error {
+  override readonly name = 'RangeNotHonoured';
+  constructor(
+    readonly bucket: string,
+    readonly key: string,
+    readonly asked: string,
+    readonly got: string,
+  ) {
+    super(`${s3Url(bucket, key)}: asked S3 for ${asked}, it answered with ${got}`);
   }
 }
 

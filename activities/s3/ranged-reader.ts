@@ -10,6 +10,11 @@
  * one each time the reader of this stream (the PUT) spent more than a small
  * share of a part's time waiting on S3, up to `maxParts`. When the PUT is the
  * slower side it never waits, and the window stops growing.
+ *
+ * Each part's answer must hold exactly its range (S3Source.read checks
+ * Content-Range, and a part stops reading past its length), so a server that
+ * ignores Range fails a part instead of sending the whole object per part;
+ * the upload probes for that before it chooses ranged reads.
  */
 import { Readable } from 'node:stream';
 import type { S3Source } from './source.js';

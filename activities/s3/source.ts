@@ -15,7 +15,13 @@ import {
 } from '@aws-sdk/client-s3';
 import { normaliseEtag } from '../../workflows/policy/nightly.js';
 import { firstRecordEnd } from '../csv/first-record.js';
-import { HeaderTooLong, SourceObjectChanged, SourceObjectMissing } from './errors.js';
+import {
+  HeaderTooLong,
+  RangeNotHonoured,
+  SourceAccessDenied,
+  SourceObjectChanged,
+  SourceObjectMissing,
+} from './errors.js';
 
 export interface ObjectHead {
   sizeBytes: number;
@@ -101,20 +107,21 @@ export class S3Source {
   /**
    * The bytes of the object's first CSV record (its header row, without the
    * line break): reads a first range and more until the record ends or the
-   * object does, and gives up past `maxBytes`.
+   * object does, and gives up past `maxBytes`. A server that ignores Range
+   * sends the whole object: that body is read only as far as the record.
    */
   async headerSample(bucket: string, key: string, options: HeaderSampleOptions): Promise<Uint8Array> {
     const maxBytes = options.maxBytes ?? 1024 * KiB;
-    let sample = new Uint8Array(0);
+    let sample: Uint8Array = new Uint8Array(0);
     let want = Math.min(options.firstBytes ?? 64 * KiB, maxBytes);
     for (;;) {
       const from = sample.length;
-      const out = await this.get(bucket, key, { ...options, start: from, end: from + want - 1 });
-      const chunk = await out.Body!.transformToByteArray();
-      const grown = new Uint8Array(sample.length + chunk.length);
-      grown.set(sample);
-      grown.set(chunk, sample.length);
-      sample = grown;
+      const asked = { start: from, end: from + want - 1 };
+      const out = await this.get(bucket, key, { ...options, ...asked });
+      const body = out.Body as Readable;
+      if (rangeProblem(out, asked) !== undefined) return firstRecordOf(body, bucket, key, maxBytes);
+      const chunk = await readAtMost(body, want);
+      sample = concat(sample, chunk);
       const end = firstRecordEnd(sample);
       if (end >= 0) return sample.subarray(0, end);
       const total = Number(out.ContentRange?.split('/')[1] ?? Number.NaN);
@@ -125,10 +132,23 @@ export class S3Source {
     }
   }
 
-  /** The object's bytes (all, or one range), pinned to `etag`; aborting `signal` destroys the stream. */
+  /**
+   * The object's bytes (all, or one range), pinned to `etag`; aborting
+   * `signal` destroys the stream. A ranged read whose answer is not that
+   * range (an S3 that ignores Range answers 200 with the whole object) fails
+   * with RangeNotHonoured before a byte of it is read.
+   */
   async read(bucket: string, key: string, options: RangeRead): Promise<Readable> {
     const out = await this.get(bucket, key, options);
     const body = out.Body as Readable;
+    if (options.start !== undefined || options.end !== undefined) {
+      const asked = { start: options.start ?? 0, end: options.end };
+      const problem = rangeProblem(out, asked);
+      if (problem !== undefined) {
+        body.destroy();
+        throw new RangeNotHonoured(bucket, key, `bytes ${asked.start}-${asked.end ?? ''}`, problem);
+      }
+    }
     const signal = options.signal;
     if (signal) {
       const destroy = () => body.destroy(signal.reason instanceof Error ? signal.reason : undefined);
@@ -139,6 +159,17 @@ export class S3Source {
       }
     }
     return body;
+  }
+
+  /** Whether the server answers a ranged GET of this object with just that range (one tiny probe). */
+  async honoursRange(bucket: string, key: string, options: PinnedRead): Promise<boolean> {
+    try {
+      (await this.read(bucket, key, { ...options, start: 0, end: 0 })).destroy();
+      return true;
+    } catch (err) {
+      if (err instanceof RangeNotHonoured) return false;
+      throw err;
+    }
   }
 
   /** One page of the keys under `prefix` (the shape `ObjectLister` of list-feed-objects expects). */
@@ -198,11 +229,72 @@ export class S3Source {
       return new SourceObjectMissing(bucket, key, 'no such object');
     }
     if (status === 403 || name === 'AccessDenied' || name === 'Forbidden') {
-      return new SourceObjectMissing(bucket, key, "access denied (check the worker's S3 permissions)");
+      return new SourceAccessDenied(bucket, key);
     }
     if (etag !== undefined && (status === 412 || name === 'PreconditionFailed')) {
       return new SourceObjectChanged(bucket, key, etag);
     }
     return err;
   }
+}
+
+/**
+ * Why a ranged answer does not hold the asked range, or undefined when it
+ * does: its Content-Range must start at the first byte asked and end at the
+ * last one (or at the object's end, for a range past it), and its length must
+ * match.
+ */
+function rangeProblem(out: GetObjectCommandOutput, asked: { start: number; end?: number }): string | undefined {
+  const m = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(out.ContentRange ?? '');
+  if (!m) {
+    return `no Content-Range (HTTP ${out.$metadata.httpStatusCode ?? '?'}, ${out.ContentLength ?? '?'} bytes)`;
+  }
+  const start = Number(m[1]);
+  const end = Number(m[2]);
+  const total = m[3] === '*' ? undefined : Number(m[3]);
+  const expectedEnd = Math.min(asked.end ?? Number.POSITIVE_INFINITY, (total ?? Number.POSITIVE_INFINITY) - 1);
+  if (start !== asked.start || (Number.isFinite(expectedEnd) && end !== expectedEnd)) {
+    return `Content-Range ${out.ContentRange}`;
+  }
+  if (out.ContentLength !== undefined && out.ContentLength !== end - start + 1) {
+    return `Content-Range ${out.ContentRange} with ${out.ContentLength} bytes`;
+  }
+  return undefined;
+}
+
+/** At most `limit` bytes of `body`; the rest is not read (the stream is destroyed). */
+async function readAtMost(body: Readable, limit: number): Promise<Uint8Array> {
+  const chunks: Buffer[] = [];
+  let length = 0;
+  for await (const chunk of body) {
+    const piece = (chunk as Buffer).subarray(0, limit - length);
+    chunks.push(piece);
+    length += piece.length;
+    if (length >= limit) break;
+  }
+  body.destroy();
+  return Buffer.concat(chunks, length);
+}
+
+/** The first record of a whole-object body, read only as far as it ends (or `maxBytes`). */
+async function firstRecordOf(body: Readable, bucket: string, key: string, maxBytes: number): Promise<Uint8Array> {
+  let sample: Uint8Array = new Uint8Array(0);
+  try {
+    for await (const chunk of body) {
+      sample = concat(sample, (chunk as Buffer).subarray(0, maxBytes - sample.length));
+      const end = firstRecordEnd(sample);
+      if (end >= 0) return sample.subarray(0, end);
+      if (sample.length >= maxBytes) throw new HeaderTooLong(bucket, key, maxBytes);
+    }
+    return sample;
+  } finally {
+    body.destroy();
+  }
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const joined = new Uint8Array(a.length + b.length);
+  joined.set(a);
+  joined.set(b, a.length);
+  return joined;
 }

@@ -7,6 +7,7 @@
  * as `cause`, only their code and a message checked for the token.
  */
 import type { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, type Dispatcher } from 'undici';
 import type { ServiceEndpoint } from '../../workflows/policy/endpoints.js';
 import type { EntityType, FieldMapping, MappingObjectType } from '../../workflows/policy/import-input.js';
@@ -47,6 +48,8 @@ export interface ServiceClientOptions {
   uploadIdleTimeoutMs?: number;
   /** How long the service may take to answer once the last byte of an upload is sent. */
   uploadResponseTimeoutMs?: number;
+  /** How long an upload's body waits for a refusal on its headers before the first byte (default 1 s). */
+  uploadAnswerGraceMs?: number;
   /** Default: a keep-alive Agent with a bounded number of connections per origin. */
   dispatcher?: Dispatcher;
   onResponse?: (e: ResponseEvent) => void;
@@ -72,6 +75,8 @@ interface Request<T> {
   arm(expire: (why: string) => void): () => void;
   /** An error the upload's source stream threw: reported as itself, not as a network failure. */
   sourceError?: () => unknown;
+  /** Called when the answer's status line and headers arrived. */
+  onHeaders?: () => void;
 }
 
 /** Own abort reason, so a timeout is told apart from the caller's abort. */
@@ -93,6 +98,7 @@ export class ServiceClient {
   readonly #requestTimeoutMs: number;
   readonly #uploadIdleTimeoutMs: number;
   readonly #uploadResponseTimeoutMs: number;
+  readonly #uploadAnswerGraceMs: number;
   readonly #onResponse?: (e: ResponseEvent) => void;
 
   constructor(options: ServiceClientOptions) {
@@ -103,6 +109,7 @@ export class ServiceClient {
     this.#requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
     this.#uploadIdleTimeoutMs = options.uploadIdleTimeoutMs ?? 60_000;
     this.#uploadResponseTimeoutMs = options.uploadResponseTimeoutMs ?? 300_000;
+    this.#uploadAnswerGraceMs = options.uploadAnswerGraceMs ?? 1_000;
     this.#ownsDispatcher = options.dispatcher === undefined;
     this.#dispatcher =
       options.dispatcher ?? new Agent({ connections: MAX_CONNECTIONS, keepAliveTimeout: 10_000, pipelining: 1 });
@@ -125,6 +132,13 @@ export class ServiceClient {
    * limits are idle ones: no byte moved for uploadIdleTimeoutMs while sending,
    * no answer for uploadResponseTimeoutMs after the last byte. The caller owns
    * `body`: on failure it is no longer read, and the caller destroys it.
+   *
+   * A service may refuse an upload on its headers (401, 403, 404, 413, 429)
+   * and close the connection: a body byte written after that meets a closed
+   * socket, and the socket error would hide the answer. undici does not
+   * support `Expect: 100-continue` on HTTP/1.1, so the body sends one byte
+   * (undici writes the request head with it), then waits uploadAnswerGraceMs,
+   * or until an answer arrives, before the rest.
    */
   submitData(
     jobId: number,
@@ -137,18 +151,39 @@ export class ServiceClient {
       throw new RangeError(`contentLength must be a whole number of bytes, got ${JSON.stringify(contentLength)}`);
     }
     const idleMs = this.#uploadIdleTimeoutMs;
+    // Well inside the idle limit, which counts the grace as a time no byte moved.
+    const graceMs = Math.min(this.#uploadAnswerGraceMs, Math.floor(idleMs / 2));
     let idleTimer: NodeJS.Timeout | undefined;
     let bytesSent = 0;
     let sourceError: unknown;
-    const onProgress = opts.onProgress;
+    const { onProgress, onBodySent } = opts;
+    // Aborted once the service answered: the body then sends nothing more.
+    const answered = new AbortController();
+    const ended = new AbortController();
     async function* metered(): AsyncGenerator<Uint8Array> {
+      let first = true;
       try {
         for await (const chunk of body) {
+          let rest = chunk;
+          if (first && chunk.byteLength > 0) {
+            first = false;
+            // undici writes the request head with the first body byte: send one, then give a refusal time to arrive.
+            yield chunk.subarray(0, 1);
+            await sleep(graceMs, undefined, { signal: answered.signal }).catch(() => undefined);
+            if (answered.signal.aborted) {
+              // The answer is what counts; end the body only once the call has read it.
+              await sleep(2 ** 31 - 1, undefined, { signal: ended.signal }).catch(() => undefined);
+              return;
+            }
+            // Counted only now, so that the grace is not taken for a stall by the caller's own watchdog.
+            bytesSent += 1;
+            rest = chunk.subarray(1);
+          }
           // Pulled by undici only once the socket took the previous chunk: a stalled peer stalls this loop too.
           idleTimer?.refresh();
-          bytesSent += chunk.byteLength;
+          bytesSent += rest.byteLength;
           onProgress?.(bytesSent);
-          yield chunk;
+          yield rest;
         }
       } catch (e) {
         sourceError = e;
@@ -156,6 +191,7 @@ export class ServiceClient {
       }
       // Every byte is with the socket: from here undici's headersTimeout bounds the wait for the answer.
       clearTimeout(idleTimer);
+      onBodySent?.();
     }
     return this.call({
       endpoint: 'submitData',
@@ -174,8 +210,9 @@ export class ServiceClient {
         );
         return () => clearTimeout(idleTimer);
       },
+      onHeaders: () => answered.abort(),
       sourceError: () => sourceError,
-    });
+    }).finally(() => ended.abort());
   }
 
   getJob(jobId: number, opts: CallOptions = {}): Promise<ImportJob> {
@@ -330,6 +367,7 @@ export class ServiceClient {
         headersTimeout: r.headersTimeoutMs,
         bodyTimeout: r.bodyTimeoutMs,
       });
+      r.onHeaders?.();
       status = res.statusCode;
       const text = await res.body.text();
       if (status < 200 || status > 299) {

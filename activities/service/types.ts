@@ -72,6 +72,8 @@ export interface SubmitDataOptions extends CallOptions {
   listAction?: ListAction;
   /** Called as bytes are handed to the socket, with the running total (for heartbeats). */
   onProgress?: (bytesSent: number) => void;
+  /** Called once every byte is written to the socket; from then on only the answer is awaited. */
+  onBodySent?: () => void;
 }
 
 /** What the client reports after every call (for metrics); never carries a header or the token. */

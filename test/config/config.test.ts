@@ -58,7 +58,7 @@ describe('configuration defaults', () => {
     expect(c.budget.resetMinuteUtc).toBe(0);
     expect(c.poll.scheduleMs).toEqual([5000, 10000, 20000, 40000, 60000]);
     expect(c.poll.jobTimeoutMs).toBe(24 * 3600 * 1000);
-    expect(c.maxFileBytes).toBe(5 * 1024 ** 3);
+    expect(c.maxFileBytes).toBe(5_000_000_000);
     expect(c.feeds).toEqual([]);
   });
 
@@ -90,6 +90,8 @@ describe('configuration errors name the variable and what it expects', () => {
     [{ IMPORT_POLL_SCHEDULE: '5s,soon' }, /^IMPORT_POLL_SCHEDULE must be comma-separated durations/],
     [{ IMPORT_JOB_TIMEOUT: '-1h' }, /^IMPORT_JOB_TIMEOUT must be a duration/],
     [{ IMPORT_MAX_FILE_BYTES: '5 parsecs' }, /^IMPORT_MAX_FILE_BYTES must be a size/],
+    [{ IMPORT_MAX_FILE_BYTES: '5000000001' }, /^IMPORT_MAX_FILE_BYTES must be a size from 1 byte to 5GB/],
+    [{ IMPORT_MAX_FILE_BYTES: '5GiB' }, /^IMPORT_MAX_FILE_BYTES must be a size from 1 byte to 5GB/],
     [{ S3_ENDPOINT: 'ftp://files' }, /^S3_ENDPOINT must be an http\(s\) URL/],
     [{ S3_FORCE_PATH_STYLE: 'maybe' }, /^S3_FORCE_PATH_STYLE must be true or false/],
     [{ IMPORT_TENANT: 'has space' }, /^IMPORT_TENANT must be 1-64 letters/],

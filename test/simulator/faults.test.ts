@@ -139,3 +139,75 @@ describe('stallUploadAfter', () => {
     await expect(pending).rejects.toThrow();
   });
 });
+
+describe('commitUploadOnAnswer', () => {
+  it('answers late and takes the data when the client is still there', async () => {
+    const { id } = await createJob(sim);
+    sim.commitUploadOnAnswer(50);
+    expect((await upload(sim, id, 'a\n1\n')).status).toBe(200);
+    expect(sim.job(id)).toMatchObject({ state: 'processing', uploads: 1 });
+  });
+
+  it('takes nothing when the client went away before the answer', async () => {
+    const { id } = await createJob(sim);
+    sim.commitUploadOnAnswer(200);
+    const abort = new AbortController();
+    const pending = fetch(`${sim.baseUrl}/import/v1/job/${id}/data`, {
+      method: 'PUT',
+      headers: { ...IMPORTER, 'content-type': 'application/octet-stream' },
+      body: 'a\n1\n',
+      signal: abort.signal,
+    });
+    await until(() => sim.requests().some((r) => r.endpoint === 'submitData'));
+    abort.abort();
+    await expect(pending).rejects.toThrow();
+    await until(() => sim.requests().find((r) => r.endpoint === 'submitData')?.status === 0);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(sim.job(id)).toMatchObject({ state: 'new', uploads: 0 });
+  });
+});
+
+describe('answerUploadEarly', () => {
+  it('takes the first bytes as the file, answers 200 and stops reading', async () => {
+    const { id } = await createJob(sim);
+    sim.answerUploadEarly(1000);
+    const data = Buffer.concat([Buffer.from('a\n'), randomBytes(4 * 1024 * 1024)]);
+    await upload(sim, id, data).catch(() => undefined);
+    await until(() => sim.requests().some((r) => r.endpoint === 'submitData' && r.status === 200));
+    const job = sim.job(id)!;
+    expect(job).toMatchObject({ state: 'processing', uploads: 1 });
+    expect(job.bytesReceived).toBeGreaterThanOrEqual(1000);
+    expect(job.bytesReceived).toBeLessThan(data.length);
+  });
+});
+
+describe('refuseUploadOnHeaders', () => {
+  it('answers from the headers alone, reads no body and takes nothing', async () => {
+    const { id } = await createJob(sim);
+    sim.refuseUploadOnHeaders(403);
+    const answer = await upload(sim, id, 'a\n1\n');
+    expect(answer).toMatchObject({ status: 403, body: { status: expect.any(String) } });
+    expect(sim.job(id)).toMatchObject({ state: 'new', uploads: 0 });
+    expect(sim.counters().submitData).toBe(0);
+  });
+
+  it('refuses only error statuses', () => {
+    expect(() => sim.refuseUploadOnHeaders(200)).toThrow('HTTP error status');
+  });
+});
+
+describe('spellStates', () => {
+  it('shows the next job answers in the given spelling, then the spec spelling again', async () => {
+    const { id } = await createJob(sim);
+    sim.spellStates({ new: 'New' });
+    sim.spellStates({ new: 'queued' });
+    const states = [];
+    for (let i = 0; i < 3; i++)
+      states.push(((await call(sim, 'GET', `/import/v1/job/${id}`)).body as { state: string }).state);
+    expect(states).toEqual(['New', 'queued', 'new']);
+  });
+
+  it('refuses a spelling of a state that does not exist', () => {
+    expect(() => sim.spellStates({ bogus: 'x' } as never)).toThrow('spellStates maps');
+  });
+});

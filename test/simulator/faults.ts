@@ -11,10 +11,24 @@
  *   (the upload is not accepted, the job stays new);
  * - stallUploadAfter: stop reading a data PUT's body after K bytes, so the
  *   client's writes block (backpressure) until the simulator closes;
+ * - commitUploadOnAnswer: read a data PUT's whole body, answer only after a
+ *   delay, and take the data only if the client is still there to hear the
+ *   answer (a service that commits when it answers; delayNext is the variant
+ *   that commits on receipt and answers late);
+ * - answerUploadEarly: after K body bytes, take what arrived as the file,
+ *   answer 200 and close the connection without reading the rest;
+ * - refuseUploadOnHeaders: answer a data PUT from its headers alone (401,
+ *   403, 404, 413, 429...), never read its body, and close the connection;
+ * - spellStates: show job states in other spellings (`New`, `COMPLETED`) or
+ *   as states the spec does not name (`queued`) in job answers.
  * - expireTokenNext: the request's token expires early, before it is checked.
  */
 import type { ServiceEndpoint } from '../../workflows/policy/endpoints.js';
 import { TOKEN_ECHOES, type TokenEcho } from './auth.js';
+import type { JobState } from './types.js';
+
+/** How job answers spell each state; a state not named keeps its own spelling. */
+export type StateSpelling = Partial<Record<JobState, string>>;
 
 export interface FailFault {
   status: number;
@@ -58,6 +72,10 @@ export class FaultPlan {
   private readonly resetUpload = new FaultQueue<number>();
   private readonly stallUpload = new FaultQueue<number>();
   private readonly expireToken = new Map<ServiceEndpoint, FaultQueue<true>>();
+  private readonly commitOnAnswer = new FaultQueue<number>();
+  private readonly earlyAnswer = new FaultQueue<number>();
+  private readonly headerRefusal = new FaultQueue<FailFault>();
+  private readonly spelling = new FaultQueue<StateSpelling>();
 
   failNext(endpoint: ServiceEndpoint, fault: FailFault, count?: number): void {
     if (!Number.isInteger(fault.status) || fault.status < 100 || fault.status > 599) {
@@ -96,6 +114,36 @@ export class FaultPlan {
     return this.expireToken.get(endpoint)?.take() ?? false;
   }
 
+  commitUploadOnAnswer(delayMs: number, count?: number): void {
+    requireNonNegative('commitUploadOnAnswer delayMs', delayMs);
+    this.commitOnAnswer.add(delayMs, count);
+  }
+
+  answerUploadEarly(bytes: number, count?: number): void {
+    requireNonNegative('answerUploadEarly bytes', bytes);
+    this.earlyAnswer.add(bytes, count);
+  }
+
+  refuseUploadOnHeaders(fault: FailFault, count?: number): void {
+    if (!Number.isInteger(fault.status) || fault.status < 400 || fault.status > 599) {
+      throw new Error(
+        `refuseUploadOnHeaders status must be an HTTP error status (400-599), got ${JSON.stringify(fault.status)}`,
+      );
+    }
+    this.headerRefusal.add(fault, count);
+  }
+
+  spellStates(spelling: StateSpelling, count?: number): void {
+    for (const [state, spelled] of Object.entries(spelling)) {
+      if (!['new', 'processing', 'completed', 'failed'].includes(state) || typeof spelled !== 'string' || !spelled) {
+        throw new Error(
+          `spellStates maps new, processing, completed or failed to a non-empty string, got ${JSON.stringify(state)}: ${JSON.stringify(spelled)}`,
+        );
+      }
+    }
+    this.spelling.add({ ...spelling }, count);
+  }
+
   takeFail(endpoint: ServiceEndpoint): FailFault | undefined {
     return this.fail.get(endpoint)?.take();
   }
@@ -116,7 +164,27 @@ export class FaultPlan {
     return this.stallUpload.take();
   }
 
+  takeCommitOnAnswer(): number | undefined {
+    return this.commitOnAnswer.take();
+  }
+
+  takeEarlyAnswer(): number | undefined {
+    return this.earlyAnswer.take();
+  }
+
+  takeHeaderRefusal(): FailFault | undefined {
+    return this.headerRefusal.take();
+  }
+
+  takeSpelling(): StateSpelling | undefined {
+    return this.spelling.take();
+  }
+
   clear(): void {
+    this.commitOnAnswer.clear();
+    this.earlyAnswer.clear();
+    this.headerRefusal.clear();
+    this.spelling.clear();
     this.fail.clear();
     this.delay.clear();
     this.drop.clear();

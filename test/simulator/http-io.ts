@@ -14,6 +14,8 @@ export interface Reply {
   body?: unknown;
   contentType?: string;
   unanswered?: boolean;
+  /** Answer without reading the rest of the request body, then close the connection. */
+  closeUnread?: boolean;
 }
 
 export function json(status: number, body?: unknown): Reply {
@@ -25,6 +27,11 @@ export function unanswered(recordedStatus: number): Reply {
 }
 
 export function send(res: ServerResponse, reply: Reply): void {
+  if (reply.closeUnread) {
+    res.setHeader('connection', 'close');
+    // The client may still be writing the body: it meets a closed socket, as with a real server that hung up.
+    res.once('finish', () => res.socket?.destroy());
+  }
   if (reply.body === undefined) {
     res.writeHead(reply.status, { 'content-length': '0' });
     res.end();

@@ -59,6 +59,24 @@ describe('/__sim inspection API', () => {
     expect((await call(sim, 'GET', `/import/v1/job/${id}`)).status).toBe(200);
   });
 
+  it('injects the upload faults and state spellings over HTTP', async () => {
+    const { id } = await createJob(sim);
+    await simPost('/faults', { kind: 'spellStates', spelling: { new: 'NEW' } });
+    expect((await call(sim, 'GET', `/import/v1/job/${id}`)).body).toMatchObject({ state: 'NEW' });
+
+    await simPost('/faults', { kind: 'refuseUploadOnHeaders', status: 413 });
+    expect((await upload(sim, id, 'a\n1\n')).status).toBe(413);
+
+    await simPost('/faults', { kind: 'commitUploadOnAnswer', ms: 10 });
+    expect((await upload(sim, id, 'a\n1\n')).status).toBe(200);
+    expect(sim.job(id)?.uploads).toBe(1);
+
+    const other = await createJob(sim);
+    await simPost('/faults', { kind: 'answerUploadEarly', bytes: 1 });
+    await upload(sim, other.id, 'a\n1\n').catch(() => undefined);
+    expect(sim.job(other.id)?.uploads).toBe(1);
+  });
+
   it('seeds and reads field mappings over HTTP', async () => {
     const mappings = [{ sourceFieldLabel: 'Company', serviceFieldName: 'name', dataType: 'string' }];
     const res = await fetch(`${sim.baseUrl}/__sim/field-mappings/3003/account`, {
@@ -94,6 +112,8 @@ describe('/__sim inspection API', () => {
     [{ kind: 'failNext', endpoint: 'listJobs' }, 'status must be a number'],
     [{ kind: 'delayNext', endpoint: 'listJobs', ms: -1 }, 'delayNext ms must be a non-negative number'],
     [{ kind: 'failNext', endpoint: 'listJobs', status: 500, count: 0 }, 'fault count must be a positive integer'],
+    [{ kind: 'spellStates', spelling: { pending: 'x' } }, 'spellStates maps'],
+    [{ kind: 'refuseUploadOnHeaders', status: 204 }, 'HTTP error status'],
   ])('refuses fault %j with 400 and a one-line reason', async (fault, reason) => {
     const answer = await simPost('/faults', fault);
     expect(answer.status).toBe(400);

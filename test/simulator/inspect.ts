@@ -6,6 +6,7 @@
 import type { IncomingMessage } from 'node:http';
 import { isBudgetedEndpoint, type ServiceEndpoint, UNBUDGETED_ENDPOINTS } from '../../workflows/policy/endpoints.js';
 import type { TokenEcho } from './auth.js';
+import type { StateSpelling } from './faults.js';
 import { json, parseJson, type Reply, readSmallBody } from './http-io.js';
 import type { Simulator } from './server.js';
 
@@ -18,6 +19,10 @@ const FAULT_KINDS = [
   'applyThenDrop',
   'stallUploadAfter',
   'expireTokenNext',
+  'commitUploadOnAnswer',
+  'answerUploadEarly',
+  'refuseUploadOnHeaders',
+  'spellStates',
 ] as const;
 
 export async function handleInspect(req: IncomingMessage, pathname: string, sim: Simulator): Promise<Reply> {
@@ -110,6 +115,22 @@ function addFault(sim: Simulator, body: Record<string, unknown>): void {
       return;
     case 'expireTokenNext':
       sim.expireTokenNext(requireEndpoint(body), { count });
+      return;
+    case 'commitUploadOnAnswer':
+      sim.commitUploadOnAnswer(requireNumber(body, 'ms'), { count });
+      return;
+    case 'answerUploadEarly':
+      sim.answerUploadEarly(requireNumber(body, 'bytes'), { count });
+      return;
+    case 'refuseUploadOnHeaders':
+      sim.refuseUploadOnHeaders(requireNumber(body, 'status'), {
+        count,
+        body: body.body,
+        contentType: typeof body.contentType === 'string' ? body.contentType : undefined,
+      });
+      return;
+    case 'spellStates':
+      sim.spellStates((body.spelling ?? {}) as StateSpelling, { count });
       return;
     default:
       throw new Error(`kind must be one of ${FAULT_KINDS.join(', ')}, got ${JSON.stringify(body.kind)}`);

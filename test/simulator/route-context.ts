@@ -12,4 +12,6 @@ export interface RouteContext {
   faults: FaultPlan;
   auth: TokenAuthority;
   maxUploadBytes: number;
+  /** Aborted when the simulator closes: wakes injected delays. */
+  closed: AbortSignal;
 }

@@ -3,6 +3,7 @@
  * jobs, and the metadata GETs (sources, activity types, activity fields).
  * Errors carry `{message}`, as on the production import paths.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { BudgetedEndpoint } from '../../workflows/policy/endpoints.js';
 import { ENTITY_TYPES, LIST_ACTIONS } from '../../workflows/policy/import-input.js';
 import { importError } from './error-bodies.js';
@@ -92,7 +93,9 @@ async function submitData(ctx: RouteContext): Promise<Reply> {
   const outcome = await receiveUpload(ctx.req, ctx.maxUploadBytes, {
     resetAfterBytes: ctx.faults.takeUploadReset(),
     stallAfterBytes: ctx.faults.takeUploadStall(),
+    answerEarlyAfterBytes: ctx.faults.takeEarlyAnswer(),
   });
+  const upload = { listAction };
   switch (outcome.kind) {
     case 'tooLarge':
       return importError(400, `the file exceeds the upload limit of ${ctx.maxUploadBytes} bytes`);
@@ -102,16 +105,22 @@ async function submitData(ctx: RouteContext): Promise<Reply> {
     case 'reset':
     case 'stalled':
       return unanswered(0);
-    case 'complete':
+    case 'early':
+      if (job.state !== 'new') return notNew(job);
+      ctx.store.accept(job, { ...outcome, ...upload });
+      return { ...json(200, publicJob(job)), closeUnread: true };
+    case 'complete': {
+      const answerAfterMs = ctx.faults.takeCommitOnAnswer();
+      if (answerAfterMs !== undefined) {
+        await sleep(answerAfterMs, undefined, { signal: ctx.closed }).catch(() => undefined);
+        // Nobody is there to hear the answer: this service does not commit.
+        if (ctx.req.socket.destroyed || ctx.closed.aborted) return unanswered(0);
+      }
       // Another upload to the same job may have finished while this one streamed.
       if (job.state !== 'new') return notNew(job);
-      ctx.store.accept(job, {
-        bytes: outcome.bytes,
-        sha256: outcome.sha256,
-        header: outcome.header,
-        listAction,
-      });
+      ctx.store.accept(job, { ...outcome, ...upload });
       return json(200, publicJob(job));
+    }
   }
 }
 

@@ -18,7 +18,7 @@ import {
   tokenEchoReply,
 } from './auth.js';
 import { defaultFaultReply, importError } from './error-bodies.js';
-import { FaultPlan } from './faults.js';
+import { type FailFault, FaultPlan, type StateSpelling } from './faults.js';
 import { drain, json, type Reply, send } from './http-io.js';
 import { handleInspect, INSPECT_PREFIX } from './inspect.js';
 import { JobStore } from './job-store.js';
@@ -27,7 +27,7 @@ import type { RouteContext } from './route-context.js';
 import { IMPORT_ROUTES } from './routes-import.js';
 import { getFieldMappings, putFieldMappings } from './routes-mappings.js';
 import { matchRoute } from './routing.js';
-import type { JobRecord, RequestRecord } from './types.js';
+import type { JobRecord, JobState, RequestRecord } from './types.js';
 
 export type { JobRecord, JobState, RequestRecord } from './types.js';
 
@@ -83,6 +83,11 @@ export interface Simulator {
   stallUploadAfter(bytes: number, options?: { count?: number }): void;
   /** The next request(s) to `endpoint` find their token expired early (and it stays expired). */
   expireTokenNext(endpoint: ServiceEndpoint, options?: { count?: number }): void;
+  commitUploadOnAnswer(delayMs: number, options?: { count?: number }): void;
+  answerUploadEarly(bytes: number, options?: { count?: number }): void;
+  refuseUploadOnHeaders(status: number, options?: { count?: number; body?: unknown; contentType?: string }): void;
+  /** Applies to the next `count` answers that show a job (create, status, upload). */
+  spellStates(spelling: StateSpelling, options?: { count?: number }): void;
   clearFaults(): void;
   /** Tokens the exchange issued, oldest first. */
   issuedTokens(): string[];
@@ -116,7 +121,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     options.tokenLifetimeSeconds ?? TOKEN_LIFETIME_SECONDS,
     now,
   );
-  const maxUploadBytes = options.maxUploadBytes ?? 5 * 1024 ** 3;
+  // The spec's limit: 5 GB, in decimal bytes.
+  const maxUploadBytes = options.maxUploadBytes ?? 5_000_000_000;
   const store = new JobStore(now, options.processingMs ?? 200, options.customSources ?? ['1001', '1002']);
   const limits = new DailyLimits(options.dailyLimits ?? {}, resetMinuteUtc, now);
   const faults = new FaultPlan();
@@ -144,6 +150,13 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     }
 
     const { endpoint } = match;
+    const refusedOnHeaders = endpoint === 'submitData' ? faults.takeHeaderRefusal() : undefined;
+    if (refusedOnHeaders) {
+      const reply = faultReply(endpoint, refusedOnHeaders);
+      send(res, { ...reply, closeUnread: true });
+      record.status = reply.status;
+      return;
+    }
     const delayMs = faults.takeDelay(endpoint);
     const injected = faults.takeFail(endpoint);
     let reply: Reply;
@@ -151,16 +164,22 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     if (injected?.echoToken) {
       reply = tokenEchoReply(injected.status, req.headers.authorization, injected.echoToken);
     } else if (injected) {
-      reply =
-        injected.body === undefined
-          ? defaultFaultReply(endpoint, injected.status)
-          : { status: injected.status, body: injected.body, contentType: injected.contentType };
+      reply = faultReply(endpoint, injected);
     } else {
       if (faults.takeExpireToken(endpoint)) auth.expire(req.headers.authorization);
       const refusal = auth.authorize(req.headers.authorization, endpoint) ?? limits.take(endpoint);
       if (refusal) reply = refusal;
       else {
-        reply = await ROUTES[endpoint]({ req, url, params: match.params, store, faults, auth, maxUploadBytes });
+        reply = await ROUTES[endpoint]({
+          req,
+          url,
+          params: match.params,
+          store,
+          faults,
+          auth,
+          maxUploadBytes,
+          closed: closed.signal,
+        });
         drop = !reply.unanswered && faults.takeDrop(endpoint);
       }
     }
@@ -168,9 +187,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       record.status = reply.status;
       return;
     }
+    reply = respelled(endpoint, reply, faults);
     // Read what is left of the body before answering: an answer sent over unread
     // request bytes can be lost to the TCP reset that closing such a socket causes.
-    await drain(req);
+    if (!reply.closeUnread) await drain(req);
     if (delayMs !== undefined) await sleep(delayMs, undefined, { signal: closed.signal }).catch(() => undefined);
     if (drop || req.socket.destroyed) {
       req.socket.destroy();
@@ -231,6 +251,11 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     applyThenDrop: (endpoint, opts = {}) => faults.applyThenDrop(endpoint, opts.count),
     stallUploadAfter: (bytes, opts = {}) => faults.stallUploadAfter(bytes, opts.count),
     expireTokenNext: (endpoint, opts = {}) => faults.expireTokenNext(endpoint, opts.count),
+    commitUploadOnAnswer: (delayMs, opts = {}) => faults.commitUploadOnAnswer(delayMs, opts.count),
+    answerUploadEarly: (bytes, opts = {}) => faults.answerUploadEarly(bytes, opts.count),
+    refuseUploadOnHeaders: (status, opts = {}) =>
+      faults.refuseUploadOnHeaders({ status, body: opts.body, contentType: opts.contentType }, opts.count),
+    spellStates: (spelling, opts = {}) => faults.spellStates(spelling, opts.count),
     clearFaults: () => faults.clear(),
     issuedTokens: () => [...auth.issued],
     setJobOutcome: (outcome) => {
@@ -251,4 +276,22 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     resetCounters: () => limits.reset(),
   };
   return simulator;
+}
+
+function faultReply(endpoint: ServiceEndpoint, fault: FailFault): Reply {
+  return fault.body === undefined
+    ? defaultFaultReply(endpoint, fault.status)
+    : { status: fault.status, body: fault.body, contentType: fault.contentType };
+}
+
+const JOB_ANSWERS: readonly ServiceEndpoint[] = ['createJob', 'jobStatus', 'submitData'];
+
+/** A job answer with its state in the spelling a spellStates fault asks for. */
+function respelled(endpoint: ServiceEndpoint, reply: Reply, faults: FaultPlan): Reply {
+  if (reply.status !== 200 || !JOB_ANSWERS.includes(endpoint)) return reply;
+  const job = reply.body as { state?: JobState } | undefined;
+  if (typeof job?.state !== 'string') return reply;
+  const spelling = faults.takeSpelling();
+  const spelled = spelling?.[job.state];
+  return spelled === undefined ? reply : { ...reply, body: { ...job, state: spelled } };
 }

@@ -16,11 +16,14 @@ export type UploadOutcome =
   /** A resetUploadAfter fault destroyed the socket. */
   | { kind: 'reset'; bytes: number }
   /** A stallUploadAfter fault stopped reading; the request stays open until the simulator closes. */
-  | { kind: 'stalled'; bytes: number };
+  | { kind: 'stalled'; bytes: number }
+  /** An answerUploadEarly fault stopped reading: what arrived so far is taken as the file. */
+  | { kind: 'early'; bytes: number; sha256: string; header: string[] | undefined };
 
 export interface UploadFaults {
   resetAfterBytes?: number;
   stallAfterBytes?: number;
+  answerEarlyAfterBytes?: number;
 }
 
 export function receiveUpload(req: IncomingMessage, maxBytes: number, faults: UploadFaults): Promise<UploadOutcome> {
@@ -46,6 +49,11 @@ export function receiveUpload(req: IncomingMessage, maxBytes: number, faults: Up
       if (faults.stallAfterBytes !== undefined && bytes >= faults.stallAfterBytes) {
         req.pause();
         finish({ kind: 'stalled', bytes });
+        return true;
+      }
+      if (faults.answerEarlyAfterBytes !== undefined && bytes >= faults.answerEarlyAfterBytes) {
+        req.pause();
+        finish({ kind: 'early', bytes, sha256: hash.digest('hex'), header: capture.header() });
         return true;
       }
       return false;

@@ -4,9 +4,10 @@
  * and activities run under MockActivityEnvironment (no Temporal server here).
  */
 import { createHash } from 'node:crypto';
-import type { Readable } from 'node:stream';
-import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { Readable } from 'node:stream';
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Info } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
 import { InMemoryBudgetGate } from '../../activities/budget/in-memory-gate.js';
 import { type RangeRead, S3Source } from '../../activities/s3/source.js';
 import { ServiceClient } from '../../activities/service/client.js';
@@ -31,6 +32,27 @@ export class RecordingS3Source extends S3Source {
   }
 }
 
+/** An S3 source whose bodies start flowing only once `gate` resolves: a slow read, on a real S3 socket. */
+export class GatedS3Source extends S3Source {
+  constructor(
+    client: S3Client,
+    private readonly gate: Promise<void>,
+  ) {
+    super(client);
+  }
+
+  override async read(bucket: string, key: string, options: RangeRead): Promise<Readable> {
+    const body = await super.read(bucket, key, options);
+    const gate = this.gate;
+    return Readable.from(
+      (async function* () {
+        await gate;
+        yield* body;
+      })(),
+    );
+  }
+}
+
 export interface UploadWorld {
   s3: LocalS3;
   source: RecordingS3Source;
@@ -45,6 +67,8 @@ export interface UploadWorld {
 export interface WorldOptions {
   /** The service client's own idle limit (the activity's watchdog has its own). */
   clientIdleTimeoutMs?: number;
+  /** How long the service client waits for the answer once the whole body is sent. */
+  clientResponseTimeoutMs?: number;
 }
 
 export async function startWorld(options: WorldOptions = {}): Promise<UploadWorld> {
@@ -54,6 +78,7 @@ export async function startWorld(options: WorldOptions = {}): Promise<UploadWorl
     baseUrl: sim.baseUrl,
     tokens: createTokenSource({ kind: 'env', token: new Secret(DEMO_TOKENS.importer) }),
     uploadIdleTimeoutMs: options.clientIdleTimeoutMs ?? 60_000,
+    uploadResponseTimeoutMs: options.clientResponseTimeoutMs,
   });
   return {
     s3,
@@ -118,4 +143,38 @@ export function sha256(bytes: Uint8Array): string {
 
 export async function etagOf(world: UploadWorld, key: string): Promise<string> {
   return (await world.source.head(BUCKET, key)).etag;
+}
+
+export interface RetriedUpload {
+  /** The result of the attempt that succeeded, if one did. */
+  result?: UploadDataResult;
+  /** The failure that ended the retries: non-retryable, or the last one when attempts ran out. */
+  failure?: ApplicationFailure;
+  attempts: number;
+}
+
+/**
+ * Runs uploadData the way Temporal retries it: a retryable failure starts the
+ * next attempt with the last heartbeat's details, until an attempt succeeds,
+ * fails non-retryably, or `maxAttempts` ran (standing for "retried forever").
+ */
+export async function uploadWithRetries(
+  deps: UploadDataDeps,
+  input: UploadDataInput,
+  maxAttempts = 4,
+  /** Heartbeat details an earlier attempt left, and the number of the first attempt run here. */
+  earlier?: UploadProgress,
+  firstAttempt = 1,
+): Promise<RetriedUpload> {
+  let details = earlier;
+  for (let attempt = firstAttempt; ; attempt++) {
+    const run = runUpload(deps, input, { attempt, heartbeatDetails: details });
+    try {
+      return { result: await run.result, attempts: attempt };
+    } catch (err) {
+      if (!(err instanceof ApplicationFailure)) throw err;
+      details = run.heartbeats.at(-1) ?? details;
+      if (err.nonRetryable || attempt >= maxAttempts) return { failure: err, attempts: attempt };
+    }
+  }
 }

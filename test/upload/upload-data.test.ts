@@ -99,7 +99,11 @@ describe('uploadData streams the S3 object into the job', () => {
     const input = await prepare('last-beat.csv', bytes);
     const attempt = runUpload(uploadDeps(world), input);
     await attempt.result;
-    expect(attempt.heartbeats.at(-1)).toEqual({ bytesSent: bytes.length, totalBytes: bytes.length });
+    expect(attempt.heartbeats.at(-1)).toEqual({
+      bytesSent: bytes.length,
+      totalBytes: bytes.length,
+      allBytesSent: true,
+    });
   });
 
   it('stops reading S3 and sending when the activity is cancelled mid-stream', async () => {

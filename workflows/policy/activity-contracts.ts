@@ -87,6 +87,16 @@ export interface UploadDataResult {
 export interface UploadProgress {
   bytesSent: number;
   totalBytes: number;
+  /**
+   * Every byte went out and no answer said what became of them: a later
+   * attempt must not send the file again before the job's state is known.
+   */
+  allBytesSent?: boolean;
+  /**
+   * The last PUT ended unanswered after part of the file: if the job left
+   * `new` anyway, the service took part of the file, which is no success.
+   */
+  sendBroken?: boolean;
 }
 
 export interface AwaitJobCompletionInput extends BudgetScope {

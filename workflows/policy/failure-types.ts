@@ -24,6 +24,20 @@ export const PipelineFailure = {
   MappingNotApplied: 'MappingNotApplied',
   SourceChanged: 'SourceChanged',
   UploadStalled: 'UploadStalled',
+  /**
+   * Every byte of the file went out in an earlier attempt, but no answer came
+   * and the job stayed new: sending again could import it twice, so an
+   * operator checks the job and decides (retry sends the file again).
+   */
+  UploadUnconfirmed: 'UploadUnconfirmed',
+  /** The service answered before it had the whole body: the job holds part of the file. */
+  UploadIncomplete: 'UploadIncomplete',
+  /** The job is in a state the spec does not name (not new, processing, completed or failed in any case). */
+  UnexpectedJobState: 'UnexpectedJobState',
+  /** S3 refused to let the worker read the source (403). */
+  SourceAccessDenied: 'SourceAccessDenied',
+  /** Reading the source from S3 failed on the way (a cut connection, a 5xx): retried. */
+  SourceReadFailed: 'SourceReadFailed',
   JobFailed: 'JobFailed',
   JobTimedOut: 'JobTimedOut',
   /** A daily budget is spent: the workflow waits for the window to reset. */
@@ -54,6 +68,10 @@ export const NON_RETRYABLE_FAILURES: readonly FailureType[] = [
   'MappingMismatch',
   'MappingNotApplied',
   'SourceChanged',
+  'UploadUnconfirmed',
+  'UploadIncomplete',
+  'UnexpectedJobState',
+  'SourceAccessDenied',
   'JobFailed',
   'JobTimedOut',
   'BudgetExhausted',
@@ -77,6 +95,9 @@ export const OPERATOR_FIXABLE_FAILURES: readonly FailureType[] = [
   'MappingMismatch',
   'MappingNotApplied',
   'SourceChanged',
+  'UploadUnconfirmed',
+  'UnexpectedJobState',
+  'SourceAccessDenied',
 ];
 
 /** Failures that mean "a daily window is spent": wait for its reset, never fail. */
