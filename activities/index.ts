@@ -3,7 +3,7 @@
  * inject a database): production passes real clients built from
  * configuration; tests pass the same clients pointed at local servers.
  */
-import type { BudgetUsage, ImportActivities } from '../workflows/policy/activity-contracts.js';
+import type { BudgetUsage, BudgetUsageInput, ImportActivities } from '../workflows/policy/activity-contracts.js';
 import { makeApplyFieldMappings } from './apply-field-mappings.js';
 import { makeAwaitJobCompletion } from './await-job-completion.js';
 import type { BudgetGate } from './budget/gate.js';
@@ -12,12 +12,11 @@ import { makeInspectSource } from './inspect-source.js';
 import { makeListFeedObjects } from './list-feed-objects.js';
 import type { S3Source } from './s3/source.js';
 import type { ServiceClient } from './service/client.js';
+import { ServiceCalls } from './service-calls.js';
 import { makeUploadData } from './upload-data.js';
 
 export interface ActivitySettings {
   maxFileBytes: number;
-  /** The service's daily reset, minutes after midnight UTC. */
-  resetMinuteUtc: number;
   poll: { scheduleMs: readonly number[]; jitterRatio: number };
   uploadIdleTimeoutMs: number;
   partSizeBytes: number;
@@ -35,7 +34,7 @@ export interface ActivityDeps {
 
 export function createActivities(deps: ActivityDeps) {
   const { service, s3, budget, settings } = deps;
-  const calls = { service, budget, resetMinuteUtc: settings.resetMinuteUtc };
+  const calls = { service, budget };
   const activities = {
     inspectSource: makeInspectSource({ s3, maxFileBytes: settings.maxFileBytes }),
     applyFieldMappings: makeApplyFieldMappings(calls),
@@ -49,7 +48,10 @@ export function createActivities(deps: ActivityDeps) {
       onBytes: deps.onBytesUploaded,
     }),
     awaitJobCompletion: makeAwaitJobCompletion({ ...calls, poll: settings.poll }),
-    readBudgetUsage: async ({ tenant }: { tenant: string }): Promise<BudgetUsage> => budget.usage(tenant),
+    readBudgetUsage: async ({ tenant }: BudgetUsageInput): Promise<BudgetUsage> => {
+      ServiceCalls.forCurrentActivity(calls, tenant);
+      return budget.usage();
+    },
     listFeedObjects: makeListFeedObjects({ s3 }),
   };
   // The workflows proxy these by name: fail the build if a signature drifts from the contract.

@@ -19,6 +19,7 @@ export function createActivityDeps(config: Config, client: Client, metrics?: Wor
   const gate = new TemporalBudgetGate({
     client,
     taskQueue: config.temporal.taskQueue,
+    tenant: config.tenant,
     settings: config.budget,
   });
   return {
@@ -33,7 +34,6 @@ export function createActivityDeps(config: Config, client: Client, metrics?: Wor
     budget: metrics ? meteredBudgetGate(gate, metrics) : gate,
     settings: {
       maxFileBytes: config.maxFileBytes,
-      resetMinuteUtc: config.budget.resetMinuteUtc,
       poll: { scheduleMs: config.poll.scheduleMs, jitterRatio: config.poll.jitterRatio },
       uploadIdleTimeoutMs: service.uploadIdleTimeoutMs,
       partSizeBytes: config.upload.partSizeBytes,

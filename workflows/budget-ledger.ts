@@ -14,23 +14,38 @@ import {
   defineSignal,
   defineUpdate,
   log,
+  patched,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
 import {
+  CLEAR_EXHAUSTED_SIGNAL,
+  type ClearExhaustedSignal,
+  DAILY_LIMIT_UPDATE,
+  type DailyLimitAnswer,
+  type DailyLimitReport,
   EXHAUSTED_SIGNAL,
   type ExhaustedSignal,
+  LEDGER_MAX_HISTORY_EVENTS,
   type LedgerInput,
+  type LedgerState,
   type LedgerUsage,
+  RELEASE_UPDATE,
   RESERVE_UPDATE,
   type ReserveRequest,
   type ReserveResult,
   USAGE_QUERY,
 } from './policy/budget-contracts.js';
 import {
+  clearExhausted,
+  clearExhaustedSignalProblem,
   createState,
+  dailyLimitReportProblem,
   exhaustedSignalProblem,
   markExhausted,
+  nextBlockEndMs,
+  release,
+  reportDailyLimit,
   reserve,
   reserveRequestProblem,
   rollover,
@@ -39,15 +54,34 @@ import {
 } from './policy/budget-ledger-state.js';
 
 export const reserveUpdate = defineUpdate<ReserveResult, [ReserveRequest]>(RESERVE_UPDATE);
+export const releaseUpdate = defineUpdate<void, [ReserveRequest]>(RELEASE_UPDATE);
+export const dailyLimitUpdate = defineUpdate<DailyLimitAnswer, [DailyLimitReport]>(DAILY_LIMIT_UPDATE);
 export const exhaustedSignal = defineSignal<[ExhaustedSignal]>(EXHAUSTED_SIGNAL);
+export const clearExhaustedSignal = defineSignal<[ClearExhaustedSignal]>(CLEAR_EXHAUSTED_SIGNAL);
 export const usageQuery = defineQuery<LedgerUsage>(USAGE_QUERY);
 
-/** Well below the server's 50k-event warning; the carried state is small, so a fresh run is cheap. */
-export const LEDGER_MAX_HISTORY_EVENTS = 2_000;
+/** What every run started before the threshold travelled in the input used: never change it. */
+const LEGACY_MAX_HISTORY_EVENTS = 2_000;
+/**
+ * Runs with this marker wake when a block ends, so that the `usage` query
+ * (answered at the workflow's last-known time) never shows an expired block.
+ */
+const WAKE_AT_BLOCK_END_PATCH = 'ledger-wakes-at-block-end';
+
+function validated(problemOf: (arg: unknown) => string | undefined) {
+  return (arg: unknown) => {
+    const problem = problemOf(arg);
+    if (problem) throw new Error(problem);
+  };
+}
 
 export async function budgetLedger(input: LedgerInput): Promise<never> {
   const { settings } = input;
-  let state = input.state ? rollover(input.state, settings, Date.now()) : createState(settings, Date.now());
+  const maxHistoryEvents = input.maxHistoryEvents ?? LEGACY_MAX_HISTORY_EVENTS;
+  let state: LedgerState = input.state
+    ? rollover(input.state, settings, Date.now())
+    : createState(settings, Date.now());
+  let blocksChanged = false;
 
   setHandler(
     reserveUpdate,
@@ -56,12 +90,24 @@ export async function budgetLedger(input: LedgerInput): Promise<never> {
       state = next.state;
       return next.result;
     },
-    {
-      validator: (request) => {
-        const problem = reserveRequestProblem(request);
-        if (problem) throw new Error(problem);
-      },
+    { validator: validated(reserveRequestProblem) },
+  );
+  setHandler(
+    releaseUpdate,
+    (request) => {
+      state = release(state, settings, request, Date.now());
     },
+    { validator: validated(reserveRequestProblem) },
+  );
+  setHandler(
+    dailyLimitUpdate,
+    (report) => {
+      const next = reportDailyLimit(state, settings, report, Date.now());
+      state = next.state;
+      blocksChanged = true;
+      return { blockedUntil: next.blockedUntil };
+    },
+    { validator: validated(dailyLimitReportProblem) },
   );
   setHandler(exhaustedSignal, (signal) => {
     const problem = exhaustedSignalProblem(signal);
@@ -70,17 +116,36 @@ export async function budgetLedger(input: LedgerInput): Promise<never> {
       return;
     }
     state = markExhausted(state, settings, signal, Date.now());
+    blocksChanged = true;
+  });
+  setHandler(clearExhaustedSignal, (signal) => {
+    const problem = clearExhaustedSignalProblem(signal);
+    if (problem) {
+      log.warn(`budget ledger ignored a malformed signal: ${problem}`);
+      return;
+    }
+    state = clearExhausted(state, settings, signal, Date.now());
+    blocksChanged = true;
   });
   setHandler(usageQuery, () => usage(state, settings, Date.now()));
 
-  const historyFull = () =>
-    workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > LEDGER_MAX_HISTORY_EVENTS;
-  // Times out at the window's end: the timer to the next reset.
-  await condition(historyFull, windowEndMs(state, settings) - Date.now());
+  const historyFull = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > maxHistoryEvents;
+  const windowEnd = windowEndMs(state, settings);
+  if (patched(WAKE_AT_BLOCK_END_PATCH)) {
+    while (!historyFull() && Date.now() < windowEnd) {
+      blocksChanged = false;
+      const wakeAt = Math.min(windowEnd, nextBlockEndMs(state, Date.now()) ?? windowEnd);
+      await condition(() => historyFull() || blocksChanged, Math.max(1, wakeAt - Date.now()));
+    }
+  } else {
+    // Times out at the window's end: the timer to the next reset.
+    await condition(historyFull, windowEnd - Date.now());
+  }
   await condition(allHandlersFinished);
   return continueAsNew<typeof budgetLedger>({
     tenant: input.tenant,
     settings,
     state: rollover(state, settings, Date.now()),
+    maxHistoryEvents: LEDGER_MAX_HISTORY_EVENTS,
   });
 }

@@ -45,7 +45,6 @@ import {
   ABANDON_SIGNAL,
   DEFAULT_AWAIT_RETRY_TIMEOUT_MS,
   DEFAULT_JOB_TIMEOUT_MS,
-  DEFAULT_TENANT,
   type ImportFileResult,
   type ImportPhase,
   type ImportProgress,
@@ -100,13 +99,14 @@ export async function importFile(rawInput: ImportFileInput): Promise<ImportFileR
     throw ApplicationFailure.nonRetryable(`invalid importFile input: ${problems.join('; ')}`, 'InvalidInput');
   }
   const input = normaliseImportInput(rawInput);
-  const tenant = input.tenant ?? DEFAULT_TENANT;
+  // Budgets are those of the worker's credential; a tenant named here is only checked against it.
+  const tenant = input.tenant;
   const onFailure = input.onFailure ?? 'fail';
   const awaitRetryTimeoutMs = input.awaitRetryTimeoutMs ?? DEFAULT_AWAIT_RETRY_TIMEOUT_MS;
   const jobTimeoutMs = input.jobTimeoutMs ?? DEFAULT_JOB_TIMEOUT_MS;
   const info = workflowInfo();
 
-  const progress: ImportProgress = { phase: 'validating', tenant };
+  const progress: ImportProgress = { phase: 'validating', ...(tenant !== undefined ? { tenant } : {}) };
   let retryRequested = false;
   let abandonRequested = false;
   setHandler(progressQuery, () => progress);

@@ -1,19 +1,24 @@
 /**
- * The production BudgetGate: reservations go to the tenant's budgetLedger
- * workflow as Updates, started on demand (update-with-start), so the count is
- * shared by every worker and serialised in one place. The request id doubles
- * as the Update id, so the server also deduplicates a retried RPC.
+ * The production BudgetGate: reservations go to the ledger workflow of the
+ * worker's tenant as Updates, started on demand (update-with-start), so the
+ * count is shared by every worker and serialised in one place. The request id
+ * doubles as the Update id, so the server also deduplicates a retried RPC.
  */
 import { type Client, WithStartWorkflowOperation, WorkflowNotFoundError } from '@temporalio/client';
 import type { Workflow } from '@temporalio/common';
 import {
   type BudgetSettings,
-  EXHAUSTED_SIGNAL,
+  DAILY_LIMIT_UPDATE,
+  type DailyLimitAnswer,
+  type DailyLimitReport,
+  LEDGER_MAX_HISTORY_EVENTS,
   LEDGER_WORKFLOW_TYPE,
   type LedgerInput,
   type LedgerUsage,
   ledgerWorkflowId,
+  RELEASE_UPDATE,
   RESERVE_UPDATE,
+  type ReserveRequest,
   type ReserveResult,
   USAGE_QUERY,
 } from '../../workflows/policy/budget-contracts.js';
@@ -25,43 +30,53 @@ export interface TemporalBudgetGateOptions {
   client: Client;
   /** Where the ledger workflow runs (the worker's main task queue). */
   taskQueue: string;
+  /** The tenant of the worker's credential (IMPORT_TENANT). */
+  tenant: string;
   settings: BudgetSettings;
 }
 
 export class TemporalBudgetGate implements BudgetGate {
-  constructor(private readonly options: TemporalBudgetGateOptions) {}
+  readonly tenant: string;
 
-  private startOptions(tenant: string) {
-    const input: LedgerInput = { tenant, settings: this.options.settings };
-    return {
-      workflowId: ledgerWorkflowId(tenant),
-      taskQueue: this.options.taskQueue,
-      args: [input],
-    };
+  constructor(private readonly options: TemporalBudgetGateOptions) {
+    this.tenant = options.tenant;
   }
 
-  async reserve(tenant: string, endpoint: BudgetedEndpoint, requestId: string): Promise<ReserveResult> {
+  /** One Update to the ledger, starting it when it does not run; `updateId` makes a retried RPC count once. */
+  private update<R>(name: string, updateId: string, arg: ReserveRequest | DailyLimitReport): Promise<R> {
+    const input: LedgerInput = {
+      tenant: this.tenant,
+      settings: this.options.settings,
+      maxHistoryEvents: LEDGER_MAX_HISTORY_EVENTS,
+    };
     const startWorkflowOperation = new WithStartWorkflowOperation(LEDGER_WORKFLOW_TYPE, {
-      ...this.startOptions(tenant),
+      workflowId: ledgerWorkflowId(this.tenant),
+      taskQueue: this.options.taskQueue,
+      args: [input],
       workflowIdConflictPolicy: 'USE_EXISTING',
     });
-    return this.options.client.workflow.executeUpdateWithStart<Workflow, ReserveResult, [unknown]>(RESERVE_UPDATE, {
-      args: [{ endpoint, requestId }],
-      updateId: requestId,
+    return this.options.client.workflow.executeUpdateWithStart<Workflow, R, [unknown]>(name, {
+      args: [arg],
+      updateId,
       startWorkflowOperation,
     });
   }
 
-  async reportExhausted(tenant: string, endpoint: BudgetedEndpoint, untilIso: string): Promise<void> {
-    await this.options.client.workflow.signalWithStart(LEDGER_WORKFLOW_TYPE, {
-      ...this.startOptions(tenant),
-      signal: EXHAUSTED_SIGNAL,
-      signalArgs: [{ endpoint, until: untilIso }],
-    });
+  reserve(endpoint: BudgetedEndpoint, requestId: string): Promise<ReserveResult> {
+    return this.update<ReserveResult>(RESERVE_UPDATE, requestId, { endpoint, requestId });
   }
 
-  async usage(tenant: string): Promise<LedgerUsage> {
-    return (await readLedgerUsage(this.options.client, tenant, this.options.settings)).usage;
+  async release(endpoint: BudgetedEndpoint, requestId: string): Promise<void> {
+    await this.update<void>(RELEASE_UPDATE, `${requestId}/release`, { endpoint, requestId });
+  }
+
+  async reportDailyLimit(report: DailyLimitReport): Promise<string> {
+    const answer = await this.update<DailyLimitAnswer>(DAILY_LIMIT_UPDATE, `${report.requestId}/429`, report);
+    return answer.blockedUntil;
+  }
+
+  async usage(): Promise<LedgerUsage> {
+    return (await readLedgerUsage(this.options.client, this.tenant, this.options.settings)).usage;
   }
 }
 

@@ -64,6 +64,7 @@ async function startWorld(limits: Partial<typeof SPEC_BUDGET_SETTINGS.limits> = 
   const budget = new InMemoryBudgetGate(
     { ...SPEC_BUDGET_SETTINGS, limits: { ...SPEC_BUDGET_SETTINGS.limits, ...limits } },
     () => clock.now,
+    TENANT,
   );
   const activities = createActivities({
     service,
@@ -71,7 +72,7 @@ async function startWorld(limits: Partial<typeof SPEC_BUDGET_SETTINGS.limits> = 
     budget,
     settings: {
       maxFileBytes: 5 * 1024 ** 3,
-      resetMinuteUtc: 0,
+
       poll: { scheduleMs: [20, 40], jitterRatio: 0 },
       uploadIdleTimeoutMs: 10_000,
       partSizeBytes: 64 * 1024,

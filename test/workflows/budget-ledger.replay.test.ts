@@ -8,8 +8,11 @@ import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { LEDGER_MAX_HISTORY_EVENTS } from '../../workflows/budget-ledger.js';
-import type { BudgetSettings, LedgerInput } from '../../workflows/policy/budget-contracts.js';
+import {
+  type BudgetSettings,
+  LEDGER_MAX_HISTORY_EVENTS,
+  type LedgerInput,
+} from '../../workflows/policy/budget-contracts.js';
 import { BUDGETED_ENDPOINTS, type BudgetedEndpoint } from '../../workflows/policy/endpoints.js';
 import { type History, HistoryBuilder } from './history-builder.js';
 

@@ -6,9 +6,12 @@
 import type { ApiCallCounts } from './endpoints.js';
 import type { EntityType, FieldMapping, FieldMappingSet, ListAction } from './import-input.js';
 
-/** Every activity that calls the service says whose budget it spends. */
+/**
+ * The tenant an import names, if any. Budgets are always those of the
+ * worker's own credential; an activity refuses an input naming another tenant.
+ */
 export interface BudgetScope {
-  tenant: string;
+  tenant?: string;
 }
 
 export interface InspectSourceInput {
@@ -105,7 +108,7 @@ export interface PollProgress {
 }
 
 export interface BudgetUsageInput {
-  tenant: string;
+  tenant?: string;
 }
 
 export interface EndpointUsage {
