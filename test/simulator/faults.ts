@@ -17,6 +17,8 @@ export interface FailFault {
   status: number;
   body?: unknown;
   contentType?: string;
+  /** Extra response headers, e.g. `{ 'retry-after': '120' }`. */
+  headers?: Record<string, string>;
 }
 
 interface Counted<T> {

@@ -56,7 +56,7 @@ export interface Simulator {
   failNext(
     endpoint: ServiceEndpoint,
     status: number,
-    options?: { count?: number; body?: unknown; contentType?: string },
+    options?: { count?: number; body?: unknown; contentType?: string; headers?: Record<string, string> },
   ): void;
   delayNext(endpoint: ServiceEndpoint, ms: number, options?: { count?: number }): void;
   resetUploadAfter(bytes: number, options?: { count?: number }): void;
@@ -120,10 +120,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     let reply: Reply;
     let drop = false;
     if (injected) {
-      reply =
-        injected.body === undefined
+      reply = {
+        ...(injected.body === undefined
           ? defaultFaultReply(endpoint, injected.status)
-          : { status: injected.status, body: injected.body, contentType: injected.contentType };
+          : { status: injected.status, body: injected.body, contentType: injected.contentType }),
+        headers: injected.headers,
+      };
     } else {
       const refusal = authorize(req.headers.authorization, endpoint, tokens) ?? limits.take(endpoint);
       if (refusal) reply = refusal;
@@ -189,7 +191,11 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       return closing;
     },
     failNext: (endpoint, status, opts = {}) =>
-      faults.failNext(endpoint, { status, body: opts.body, contentType: opts.contentType }, opts.count),
+      faults.failNext(
+        endpoint,
+        { status, body: opts.body, contentType: opts.contentType, headers: opts.headers },
+        opts.count,
+      ),
     delayNext: (endpoint, ms, opts = {}) => faults.delayNext(endpoint, ms, opts.count),
     resetUploadAfter: (bytes, opts = {}) => faults.resetUploadAfter(bytes, opts.count),
     applyThenDrop: (endpoint, opts = {}) => faults.applyThenDrop(endpoint, opts.count),

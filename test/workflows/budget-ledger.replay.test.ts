@@ -84,6 +84,20 @@ describe('budgetLedger replays', () => {
     await replay(history);
   });
 
+  it("a run continues as new at the threshold its own input carries, whatever the code's current default", async () => {
+    const lowered: LedgerInput = { ...input, maxHistoryEvents: 1_500 };
+    const h = new HistoryBuilder({ workflowType: 'budgetLedger', args: [lowered], startTime: START });
+    const windowTimer = h.startTimer(MIDNIGHT_MS - h.now);
+    let n = 0;
+    while (h.length + 2 <= 1_500) {
+      n += 1;
+      h.update('reserve', [{ endpoint: 'jobStatus', requestId: `wf-1/${n}/1` }], { granted: true, remaining: 0 });
+    }
+    h.update('reserve', [{ endpoint: 'jobStatus', requestId: 'last' }], { granted: true, remaining: 0 });
+    h.cancelTimer(windowTimer);
+    await replay(h.continueAsNew([lowered]));
+  });
+
   it('a history that continues as new before the window ends fails with DeterminismViolationError', async () => {
     const h = ledgerHistory();
     h.startTimer(MIDNIGHT_MS - h.now);
