@@ -57,6 +57,12 @@ function clientFor(baseUrl: string): ServiceClient {
   });
 }
 
+function budgetWaitOf(f: ApplicationFailure): { resetsAt: string } {
+  const details = f.details?.[0] as { resetsAt?: string } | undefined;
+  if (!details?.resetsAt) throw new Error(`expected budget-wait details, got ${JSON.stringify(f.details)}`);
+  return { resetsAt: details.resetsAt };
+}
+
 async function rejectionOf(p: Promise<unknown>): Promise<ApplicationFailure> {
   const err = await p.then(
     () => undefined,
@@ -135,7 +141,7 @@ describe('daily budgets on a real Temporal server', () => {
       ),
     );
     expect(f.type).toBe('DailyLimitReached');
-    const { resetsAt } = f.details?.[0] as { resetsAt: string };
+    const { resetsAt } = budgetWaitOf(f);
     const blockedMs = Date.parse(resetsAt) - before;
     expect(blockedMs).toBeGreaterThanOrEqual(15 * MINUTE_MS);
     expect(blockedMs).toBeLessThan(16 * MINUTE_MS);
@@ -148,7 +154,7 @@ describe('daily budgets on a real Temporal server', () => {
     const before = Date.now();
     const f = await rejectionOf(new ServiceCalls({ budget }, 'told').run('jobStatus', () => service.getJob(1)));
     expect(f.type).toBe('DailyLimitReached');
-    const blockedMs = Date.parse((f.details?.[0] as { resetsAt: string }).resetsAt) - before;
+    const blockedMs = Date.parse(budgetWaitOf(f).resetsAt) - before;
     expect(blockedMs).toBeGreaterThanOrEqual(5_400_000);
     expect(blockedMs).toBeLessThan(5_400_000 + MINUTE_MS);
   });
