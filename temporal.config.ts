@@ -96,6 +96,8 @@ export interface Config {
   worker: {
     maxConcurrentUploads: number;
     maxConcurrentActivities: number;
+    /** Job completion polls one worker runs at once: each mostly sleeps between GETs. */
+    maxConcurrentPolls: number;
     /** 0 turns the Prometheus endpoint off. */
     metricsPort: number;
     /** A prebuilt workflow bundle (npm run build:workflows); absent: bundle from source. */
@@ -134,6 +136,7 @@ export const CONFIG_VARIABLES = {
   UPLOAD_PARALLEL_PARTS: 'Ranged S3 reads in flight per upload (1 = one sequential GET). Default 1',
   WORKER_MAX_CONCURRENT_UPLOADS: 'Uploads one worker runs at once. Default 2',
   WORKER_MAX_CONCURRENT_ACTIVITIES: 'Short activities (status, create, mappings) one worker runs at once. Default 50',
+  WORKER_MAX_CONCURRENT_POLLS: 'Job completion polls one worker runs at once. Default 200',
   WORKER_METRICS_PORT: 'Port of the Prometheus /metrics endpoint; 0 turns it off. Default 9464',
   WORKFLOW_BUNDLE_PATH: 'Prebuilt workflow bundle (npm run build:workflows); unset: bundle from source at start',
   LOG_LEVEL: 'TRACE, DEBUG, INFO, WARN or ERROR. Default INFO. Logs are JSON lines when stderr is not a terminal',
@@ -440,6 +443,7 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
     worker: {
       maxConcurrentUploads: r.int('WORKER_MAX_CONCURRENT_UPLOADS', 2, 1, 64),
       maxConcurrentActivities: r.int('WORKER_MAX_CONCURRENT_ACTIVITIES', 50, 1, 1000),
+      maxConcurrentPolls: r.int('WORKER_MAX_CONCURRENT_POLLS', 200, 1, 10000),
       metricsPort: r.int('WORKER_METRICS_PORT', 9464, 0, 65535),
       workflowBundlePath: r.raw('WORKFLOW_BUNDLE_PATH'),
       logLevel: r.string(

@@ -21,6 +21,7 @@ import {
   EXHAUSTED_SIGNAL,
   type LedgerUsage,
   ledgerWorkflowId,
+  pollTaskQueue,
   RESERVE_UPDATE,
   type ReserveRequest,
   type ReserveResult,
@@ -108,7 +109,12 @@ describe('workflows on a real Temporal server', () => {
       taskQueue: uploadTaskQueue(taskQueue),
       activities: { uploadData: activities.uploadData },
     });
-    return main.runUntil(uploads.runUntil(body(taskQueue)));
+    const polls = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue: pollTaskQueue(taskQueue),
+      activities: { awaitJobCompletion: activities.awaitJobCompletion },
+    });
+    return main.runUntil(uploads.runUntil(polls.runUntil(body(taskQueue))));
   }
 
   function startImport(taskQueue: string, input: ImportFileInput = importInput) {
@@ -141,7 +147,7 @@ describe('workflows on a real Temporal server', () => {
     return cause as ApplicationFailure;
   }
 
-  it('imports a file: every step once, the upload on the upload queue, calls summed', async () => {
+  it('imports a file: every step once, the upload and the completion poll on queues of their own, calls summed', async () => {
     const { activities, calls, callsOf } = scriptedActivities({});
     const { result, workflowId, taskQueue } = await withWorkers(activities, async (taskQueue) => {
       const handle = await startImport(taskQueue);
@@ -159,6 +165,7 @@ describe('workflows on a real Temporal server', () => {
     });
     const upload = callsOf('uploadData')[0];
     expect(upload?.taskQueue).toBe(uploadTaskQueue(taskQueue));
+    expect(callsOf('awaitJobCompletion')[0]?.taskQueue).toBe(pollTaskQueue(taskQueue));
     expect(upload?.input).toMatchObject({ listAction: 'noop', etag: inspected.etag, tenant: 'acme' });
     expect(result).toMatchObject({
       jobId: jobCreated.jobId,
@@ -237,6 +244,30 @@ describe('workflows on a real Temporal server', () => {
       return handle.result();
     });
     expect(callsOf('uploadData')).toHaveLength(2);
+    expect(callsOf('createImportJob')).toHaveLength(1);
+    expect(result.state).toBe('completed');
+  });
+
+  it('with await-retry, a retry sent while the failing step still runs is kept and honoured', async () => {
+    const { activities, callsOf } = scriptedActivities({});
+    let attempts = 0;
+    const withEarlyRetry: ImportActivities = {
+      ...activities,
+      async uploadData(input) {
+        attempts += 1;
+        if (attempts > 1) return activities.uploadData(input);
+        // The operator saw the step fail in `status` and sent retry before the workflow began to wait.
+        const workflowId = Context.current().info.workflowExecution?.workflowId ?? '';
+        await env.client.workflow.getHandle(workflowId).signal(RETRY_SIGNAL);
+        throw ApplicationFailure.create({ type: 'Forbidden', message: 'no import permission', nonRetryable: true });
+      },
+    };
+    // Short enough that a dropped signal fails the test instead of waiting the default 7 days.
+    const input: ImportFileInput = { ...importInput, onFailure: 'await-retry', awaitRetryTimeoutMs: 30_000 };
+    const result = await withWorkers(withEarlyRetry, async (taskQueue) =>
+      (await startImport(taskQueue, input)).result(),
+    );
+    expect(attempts).toBe(2);
     expect(callsOf('createImportJob')).toHaveLength(1);
     expect(result.state).toBe('completed');
   });

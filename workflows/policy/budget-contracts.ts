@@ -105,3 +105,11 @@ export interface LedgerInput {
 export function uploadTaskQueue(taskQueue: string): string {
   return `${taskQueue}-uploads`;
 }
+
+/**
+ * The task queue awaitJobCompletion runs on: a poll holds its slot for up to a
+ * day, so polls get slots of their own and never starve the short activities.
+ */
+export function pollTaskQueue(taskQueue: string): string {
+  return `${taskQueue}-polls`;
+}
