@@ -10,6 +10,9 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../temporal.config.js';
+import type { CliContext } from '../../worker/cli/context.js';
+import { statusCommand } from '../../worker/cli/status-command.js';
 import type { budgetLedger } from '../../workflows/budget-ledger.js';
 import type { importFile } from '../../workflows/import-file.js';
 import type {
@@ -270,6 +273,40 @@ describe('workflows on a real Temporal server', () => {
     expect(attempts).toBe(2);
     expect(callsOf('createImportJob')).toHaveLength(1);
     expect(result.state).toBe('completed');
+  });
+
+  it('status shows the attempt and last failure of a step Temporal keeps retrying', async () => {
+    const { activities } = scriptedActivities({});
+    const failing: ImportActivities = {
+      ...activities,
+      async createImportJob() {
+        throw ApplicationFailure.create({ type: 'ServerError', message: 'POST /import/v1/job: the service failed' });
+      },
+    };
+    const lines = await withWorkers(failing, async (taskQueue) => {
+      const handle = await startImport(taskQueue);
+      for (;;) {
+        const pending = (await handle.describe()).raw.pendingActivities ?? [];
+        if ((pending[0]?.attempt ?? 0) >= 2 && pending[0]?.lastFailure) break;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      const printed: string[] = [];
+      const ctx: CliContext = {
+        config: () => loadConfig({}),
+        connect: async () => ({ client: env.client, close: async () => {} }),
+        print: (line) => printed.push(line),
+        warn: (line) => printed.push(line),
+        now: () => new Date(),
+      };
+      await statusCommand(handle.workflowId, ctx);
+      await handle.terminate('test done');
+      return printed;
+    });
+    expect(lines).toContainEqual(
+      expect.stringMatching(
+        /^retrying {2}createImportJob: attempt \d+, next attempt .+; last failure ServerError: POST \/import\/v1\/job: the service failed$/,
+      ),
+    );
   });
 
   it('with await-retry, an abandon signal fails the import with the step and its cause', async () => {
