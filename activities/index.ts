@@ -10,6 +10,7 @@ import type { BudgetGate } from './budget/gate.js';
 import { makeCreateImportJob } from './create-import-job.js';
 import { makeInspectSource } from './inspect-source.js';
 import { makeListFeedObjects } from './list-feed-objects.js';
+import { makeReadImportStates, type WorkflowStatuses } from './read-import-states.js';
 import type { S3Source } from './s3/source.js';
 import type { ServiceClient } from './service/client.js';
 import { ServiceCalls } from './service-calls.js';
@@ -27,6 +28,8 @@ export interface ActivityDeps {
   service: ServiceClient;
   s3: S3Source;
   budget: BudgetGate;
+  /** Temporal's view of workflow ids (the nightly's child imports). */
+  workflows: WorkflowStatuses;
   settings: ActivitySettings;
   /** Metrics hook: bytes as they move into an upload. */
   onBytesUploaded?: (bytes: number) => void;
@@ -53,6 +56,7 @@ export function createActivities(deps: ActivityDeps) {
       return budget.usage();
     },
     listFeedObjects: makeListFeedObjects({ s3 }),
+    readImportStates: makeReadImportStates({ workflows: deps.workflows }),
   };
   // The workflows proxy these by name: fail the build if a signature drifts from the contract.
   activities satisfies ImportActivities;

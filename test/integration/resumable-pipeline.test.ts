@@ -70,6 +70,8 @@ async function startWorld(limits: Partial<typeof SPEC_BUDGET_SETTINGS.limits> = 
     service,
     s3: new S3Source(s3.client),
     budget,
+    // No nightly runs here: no child import is ever looked up.
+    workflows: { statusOf: async () => undefined },
     settings: {
       maxFileBytes: 5 * 1024 ** 3,
 

@@ -203,7 +203,13 @@ describe('nightlyImport replays', () => {
     const ref = child(h, o);
     // The page is done once the child has started; the server's hint arrives with that workflow task.
     h.childStarted(ref, { suggestContinueAsNew: true }).childCompleted(ref, { jobId: 1 });
-    const next = { feedId: FEED_ID, feed, tally: tally({ started: 1, succeeded: 1 }), continuationToken: 'token-2' };
+    const next = {
+      feedId: FEED_ID,
+      feed,
+      tally: tally({ started: 1, succeeded: 1 }),
+      continuationToken: 'token-2',
+      childStartsPerRun: CHILD_STARTS_PER_RUN,
+    };
     const seen = await replay(h.continueAsNew([next]));
     expect(seen.continuedAsNew).toEqual([next]);
   });
@@ -260,6 +266,7 @@ describe('nightlyImport replays', () => {
       feed: serial,
       tally: tally({ started: 600, succeeded: 600 }),
       continuationToken: 'page-4',
+      childStartsPerRun: CHILD_STARTS_PER_RUN,
     };
     const history = h.continueAsNew([next]);
     const seen = await replay(history);

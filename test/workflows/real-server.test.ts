@@ -65,6 +65,7 @@ function scriptedActivities(script: Partial<Record<Step, Outcome[]>>) {
     uploadData: uploaded,
     awaitJobCompletion: jobCompleted,
     readBudgetUsage: {},
+    readImportStates: {},
   };
   const answer = (step: Step) => async (input: unknown) => {
     calls.push({ step, input, taskQueue: Context.current().info.taskQueue });

@@ -123,6 +123,13 @@ export interface EndpointUsage {
 
 export type BudgetUsage = Record<string, EndpointUsage>;
 
+export interface ReadImportStatesInput {
+  workflowIds: string[];
+}
+
+/** Where a child import's workflow id stands: never started, running, completed, or ended any other way. */
+export type ImportState = 'absent' | 'running' | 'completed' | 'ended-otherwise';
+
 export interface ListFeedObjectsInput {
   bucket: string;
   prefix: string;
@@ -156,6 +163,7 @@ export interface ImportActivities {
   uploadData(input: UploadDataInput): Promise<UploadDataResult>;
   awaitJobCompletion(input: AwaitJobCompletionInput): Promise<AwaitJobCompletionResult>;
   readBudgetUsage(input: BudgetUsageInput): Promise<BudgetUsage>;
+  readImportStates(input: ReadImportStatesInput): Promise<Record<string, ImportState>>;
 }
 
 export type ImportActivityName = keyof ImportActivities;

@@ -46,6 +46,11 @@ export interface NightlyTally {
   failedCount: number;
   /** Objects whose start waited for a daily budget window to reset. */
   deferredForBudget: number;
+  /**
+   * Objects whose import still runs from an earlier night: neither imported
+   * nor started again. Absent in tallies of runs recorded before it existed.
+   */
+  stillRunning?: number;
 }
 
 export type NightlyImportResult = NightlyTally;
@@ -55,6 +60,12 @@ export interface NightlyImportInput {
   feed: NightlyFeed;
   tally?: NightlyTally;
   continuationToken?: string;
+  /**
+   * Child starts after which this run continues as new. A run's threshold
+   * must not change while it runs (replay would take another path), so it
+   * travels in the input; runs started before it did use 500.
+   */
+  childStartsPerRun?: number;
 }
 
 /** Keeps the result (and the continue-as-new input) far below Temporal's payload limit. */
@@ -63,7 +74,15 @@ const MAX_REASON_LENGTH = 500;
 const MAX_IMPORT_NAME_LENGTH = 200;
 
 export function emptyTally(): NightlyTally {
-  return { started: 0, skippedAlreadyImported: 0, succeeded: 0, failed: [], failedCount: 0, deferredForBudget: 0 };
+  return {
+    started: 0,
+    skippedAlreadyImported: 0,
+    succeeded: 0,
+    failed: [],
+    failedCount: 0,
+    deferredForBudget: 0,
+    stillRunning: 0,
+  };
 }
 
 export function recordFailure(tally: NightlyTally, failure: NightlyFailure): void {
