@@ -49,6 +49,7 @@ import {
   reserve,
   reserveRequestProblem,
   rollover,
+  stricterSettings,
   usage,
   windowEndMs,
 } from './policy/budget-ledger-state.js';
@@ -76,7 +77,10 @@ function validated(problemOf: (arg: unknown) => string | undefined) {
 }
 
 export async function budgetLedger(input: LedgerInput): Promise<never> {
-  const { settings } = input;
+  /** What this window's grants follow: the stricter of every setting seen in it. */
+  let settings = input.settings;
+  /** The most recent caller's settings: the next window's. */
+  let latestSettings = input.settings;
   const maxHistoryEvents = input.maxHistoryEvents ?? LEGACY_MAX_HISTORY_EVENTS;
   let state: LedgerState = input.state
     ? rollover(input.state, settings, Date.now())
@@ -86,6 +90,10 @@ export async function budgetLedger(input: LedgerInput): Promise<never> {
   setHandler(
     reserveUpdate,
     (request) => {
+      if (request.settings) {
+        latestSettings = request.settings;
+        settings = stricterSettings(settings, request.settings);
+      }
       const next = reserve(state, settings, request, Date.now());
       state = next.state;
       return next.result;
@@ -142,10 +150,12 @@ export async function budgetLedger(input: LedgerInput): Promise<never> {
     await condition(historyFull, windowEnd - Date.now());
   }
   await condition(allHandlersFinished);
+  // Within the window the stricter settings carry on; a new window follows the latest caller's.
+  const nextSettings = Date.now() >= windowEnd ? latestSettings : settings;
   return continueAsNew<typeof budgetLedger>({
     tenant: input.tenant,
-    settings,
-    state: rollover(state, settings, Date.now()),
+    settings: nextSettings,
+    state: rollover(state, nextSettings, Date.now()),
     maxHistoryEvents: LEDGER_MAX_HISTORY_EVENTS,
   });
 }

@@ -63,7 +63,12 @@ export class TemporalBudgetGate implements BudgetGate {
   }
 
   reserve(endpoint: BudgetedEndpoint, requestId: string): Promise<ReserveResult> {
-    return this.update<ReserveResult>(RESERVE_UPDATE, requestId, { endpoint, requestId });
+    // The settings travel with each reservation, so a running ledger learns a changed configuration.
+    return this.update<ReserveResult>(RESERVE_UPDATE, requestId, {
+      endpoint,
+      requestId,
+      settings: this.options.settings,
+    });
   }
 
   async release(endpoint: BudgetedEndpoint, requestId: string): Promise<void> {

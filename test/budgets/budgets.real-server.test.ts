@@ -221,6 +221,22 @@ describe('daily budgets on a real Temporal server', () => {
     expect((await budget.usage()).createJob.used).toBe(1);
   });
 
+  it('a lowered limit takes effect at once in a running ledger started with the old one', async () => {
+    const before = gate();
+    expect(await before.reserve('createJob', 'old-settings')).toEqual({ granted: true, remaining: 1199 });
+    const lowered = new TemporalBudgetGate({
+      client: env.client,
+      taskQueue,
+      tenant: before.tenant,
+      settings: { ...resetIn(12 * 60), limits: { ...SPEC_BUDGET_SETTINGS.limits, createJob: 3 } },
+    });
+    expect(await lowered.reserve('createJob', 'new-1')).toEqual({ granted: true, remaining: 1 });
+    expect(await lowered.reserve('createJob', 'new-2')).toEqual({ granted: true, remaining: 0 });
+    expect((await lowered.reserve('createJob', 'new-3')).granted).toBe(false);
+    // A worker still on the old settings cannot raise it again within the window.
+    expect((await before.reserve('createJob', 'old-again')).granted).toBe(false);
+  });
+
   describe('the ledger as operators see it', () => {
     async function ledgerOf(budget: TemporalBudgetGate) {
       await budget.reserve('jobStatus', `start-${randomUUID()}`);

@@ -13,6 +13,7 @@ import {
   reserve,
   reserveRequestProblem,
   rollover,
+  stricterSettings,
   usage,
   windowEndMs,
 } from '../../workflows/policy/budget-ledger-state.js';
@@ -222,5 +223,23 @@ describe('budget ledger state', () => {
     expect(Object.keys(one.exhaustedUntil)).toEqual(['submitData']);
     expect(reserve(one, settings, { endpoint: 'createJob', requestId: 'x' }, T0).result.granted).toBe(true);
     expect(clearExhausted(state, settings, {}, T0).exhaustedUntil).toEqual({});
+  });
+
+  it('takes the stricter of two settings for the window in progress, keeping its reset time', () => {
+    const other: BudgetSettings = {
+      ...settings,
+      limits: { ...settings.limits, createJob: 10, submitData: 100 },
+      headroomPercent: 20,
+      resetMinuteUtc: 360,
+    };
+    const merged = stricterSettings(settings, other);
+    expect(merged.limits).toMatchObject({ createJob: 3, submitData: 100, jobStatus: 3600 });
+    expect(merged.headroomPercent).toBe(20);
+    expect(merged.resetMinuteUtc).toBe(0);
+  });
+
+  it('rejects a reservation carrying malformed settings', () => {
+    const request = { endpoint: 'createJob', requestId: 'x', settings: { ...settings, headroomPercent: 'lots' } };
+    expect(reserveRequestProblem(request)).toBe('reserve: settings.headroomPercent must be 0-100');
   });
 });

@@ -37,6 +37,12 @@ export interface ReserveRequest {
   endpoint: BudgetedEndpoint;
   /** Idempotency: a retried reservation with the same id is answered, not counted, again. */
   requestId: string;
+  /**
+   * The caller's configured settings. A running ledger would otherwise keep
+   * the settings it was started with forever: the stricter of the two applies
+   * at once, the caller's as a whole from the next window.
+   */
+  settings?: BudgetSettings;
 }
 
 export type ReserveResult = { granted: true; remaining: number } | { granted: false; resetsAt: string };

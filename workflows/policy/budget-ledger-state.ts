@@ -65,10 +65,56 @@ export function rollover(state: LedgerState, settings: BudgetSettings, nowMs: nu
   return { windowStartMs: start, used: {}, exhaustedUntil, answered: {} };
 }
 
+/**
+ * The settings for the rest of a window when a caller configured others: the
+ * lower limit, the larger headroom and the longer stop before the reset win at
+ * once (the service's limits do not wait for our next window). The reset time
+ * stays: a window cannot move half-way; the caller's applies from the next one.
+ */
+export function stricterSettings(current: BudgetSettings, requested: BudgetSettings): BudgetSettings {
+  const limits = { ...current.limits };
+  for (const endpoint of BUDGETED_ENDPOINT_NAMES) {
+    limits[endpoint] = Math.min(current.limits[endpoint], requested.limits[endpoint]);
+  }
+  return {
+    limits,
+    headroomPercent: Math.max(current.headroomPercent, requested.headroomPercent),
+    resetMinuteUtc: current.resetMinuteUtc,
+    stopGrantingBeforeResetMs: Math.max(
+      current.stopGrantingBeforeResetMs ?? DEFAULT_STOP_GRANTING_BEFORE_RESET_MS,
+      requested.stopGrantingBeforeResetMs ?? DEFAULT_STOP_GRANTING_BEFORE_RESET_MS,
+    ),
+  };
+}
+
+function settingsProblem(s: unknown): string | undefined {
+  if (typeof s !== 'object' || s === null) return 'settings must be an object';
+  const r = s as Record<string, unknown>;
+  const limits = r.limits as Record<string, unknown> | undefined;
+  for (const endpoint of BUDGETED_ENDPOINT_NAMES) {
+    const n = limits?.[endpoint];
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < 0) return `settings.limits.${endpoint} must be a count`;
+  }
+  const h = r.headroomPercent;
+  if (typeof h !== 'number' || h < 0 || h > 100) return 'settings.headroomPercent must be 0-100';
+  const m = r.resetMinuteUtc;
+  if (typeof m !== 'number' || !Number.isInteger(m) || m < 0 || m >= 1440)
+    return 'settings.resetMinuteUtc must be 0-1439';
+  const stop = r.stopGrantingBeforeResetMs;
+  if (stop !== undefined && (typeof stop !== 'number' || stop < 0)) {
+    return 'settings.stopGrantingBeforeResetMs must be a non-negative number';
+  }
+  return undefined;
+}
+
 /** Why a reserve request is malformed, or undefined when it is fine. */
 export function reserveRequestProblem(request: unknown): string | undefined {
   if (typeof request !== 'object' || request === null) return 'reserve expects { endpoint, requestId }';
   const r = request as Record<string, unknown>;
+  if (r.settings !== undefined) {
+    const problem = settingsProblem(r.settings);
+    if (problem) return `reserve: ${problem}`;
+  }
   if (!isBudgetedEndpoint(r.endpoint)) {
     return `reserve: endpoint must be one of ${BUDGETED_ENDPOINT_NAMES.join(', ')}, got ${JSON.stringify(r.endpoint)}`;
   }
