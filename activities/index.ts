@@ -7,6 +7,7 @@ import type { BudgetUsage, BudgetUsageInput, ImportActivities } from '../workflo
 import { makeApplyFieldMappings } from './apply-field-mappings.js';
 import { makeAwaitJobCompletion } from './await-job-completion.js';
 import type { BudgetGate } from './budget/gate.js';
+import { makeCountWindowSpend } from './budget/window-spend.js';
 import { makeCreateImportJob } from './create-import-job.js';
 import { makeInspectSource } from './inspect-source.js';
 import { makeListFeedObjects } from './list-feed-objects.js';
@@ -57,6 +58,7 @@ export function createActivities(deps: ActivityDeps) {
     },
     listFeedObjects: makeListFeedObjects({ s3 }),
     readImportStates: makeReadImportStates({ workflows: deps.workflows }),
+    countWindowSpend: makeCountWindowSpend({ service }),
   };
   // The workflows proxy these by name: fail the build if a signature drifts from the contract.
   activities satisfies ImportActivities;

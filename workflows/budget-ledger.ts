@@ -15,9 +15,11 @@ import {
   defineUpdate,
   log,
   patched,
+  proxyActivities,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
+import type { WindowSpend, WindowSpendInput } from './policy/activity-contracts.js';
 import {
   CLEAR_EXHAUSTED_SIGNAL,
   type ClearExhaustedSignal,
@@ -49,6 +51,7 @@ import {
   reserve,
   reserveRequestProblem,
   rollover,
+  seedUsed,
   stricterSettings,
   usage,
   windowEndMs,
@@ -69,6 +72,15 @@ const LEGACY_MAX_HISTORY_EVENTS = 2_000;
  */
 const WAKE_AT_BLOCK_END_PATCH = 'ledger-wakes-at-block-end';
 
+/** Runs with this marker that start without counts take the service's own record of the window first. */
+const SEED_FROM_SERVICE_PATCH = 'ledger-seeds-a-fresh-window-from-the-service';
+
+const { countWindowSpend } = proxyActivities<{ countWindowSpend(input: WindowSpendInput): Promise<WindowSpend> }>({
+  startToCloseTimeout: '5m',
+  // A few tries: a ledger that cannot read the record starts from zero rather than grant nothing.
+  retry: { initialInterval: '1s', maximumAttempts: 4 },
+});
+
 function validated(problemOf: (arg: unknown) => string | undefined) {
   return (arg: unknown) => {
     const problem = problemOf(arg);
@@ -86,10 +98,16 @@ export async function budgetLedger(input: LedgerInput): Promise<never> {
     ? rollover(input.state, settings, Date.now())
     : createState(settings, Date.now());
   let blocksChanged = false;
+  // Reservations wait until a ledger without counts has read the service's record.
+  let seeded = input.state !== undefined || !patched(SEED_FROM_SERVICE_PATCH);
+  const whenSeeded = async () => {
+    if (!seeded) await condition(() => seeded);
+  };
 
   setHandler(
     reserveUpdate,
-    (request) => {
+    async (request) => {
+      await whenSeeded();
       if (request.settings) {
         latestSettings = request.settings;
         settings = stricterSettings(settings, request.settings);
@@ -102,7 +120,8 @@ export async function budgetLedger(input: LedgerInput): Promise<never> {
   );
   setHandler(
     releaseUpdate,
-    (request) => {
+    async (request) => {
+      await whenSeeded();
       state = release(state, settings, request, Date.now());
     },
     { validator: validated(reserveRequestProblem) },
@@ -136,6 +155,16 @@ export async function budgetLedger(input: LedgerInput): Promise<never> {
     blocksChanged = true;
   });
   setHandler(usageQuery, () => usage(state, settings, Date.now()));
+
+  if (!seeded) {
+    try {
+      const spent = await countWindowSpend({ windowStart: new Date(state.windowStartMs).toISOString() });
+      state = seedUsed(state, spent);
+    } catch (err) {
+      log.warn(`budget ledger could not read the service's record of this window; counting from zero: ${err}`);
+    }
+    seeded = true;
+  }
 
   const historyFull = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > maxHistoryEvents;
   const windowEnd = windowEndMs(state, settings);

@@ -7,12 +7,14 @@
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SPEC_BUDGET_SETTINGS } from '../../activities/budget/in-memory-gate.js';
 import { TemporalBudgetGate } from '../../activities/budget/temporal-gate.js';
+import { makeCountWindowSpend } from '../../activities/budget/window-spend.js';
 import { makeCreateImportJob } from '../../activities/create-import-job.js';
 import { ServiceClient } from '../../activities/service/client.js';
 import { createTokenSource } from '../../activities/service/token-source.js';
@@ -78,24 +80,37 @@ describe('daily budgets on a real Temporal server', () => {
   let running: Promise<void>;
   let sim: Simulator;
   let service: ServiceClient;
+  /** The service whose record a new ledger reads: none of the jobs the tests create are in it. */
+  let record: Simulator;
+  let recordService: ServiceClient;
+  let code: string;
   const taskQueue = `budgets-${randomUUID()}`;
 
   beforeAll(async () => {
     env = await createEnvironment();
-    const { code } = await bundleWorkflowCode({
+    ({ code } = await bundleWorkflowCode({
       workflowsPath: path.resolve(import.meta.dirname, '../../workflows/index.ts'),
-    });
-    worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: { code } });
-    running = worker.run();
+    }));
     sim = await startSimulator();
     service = clientFor(sim.baseUrl);
+    record = await startSimulator();
+    recordService = clientFor(record.baseUrl);
+    worker = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue,
+      workflowBundle: { code },
+      activities: { countWindowSpend: makeCountWindowSpend({ service: recordService }) },
+    });
+    running = worker.run();
   }, 120_000);
 
   afterAll(async () => {
     worker?.shutdown();
     await running;
     await service?.close();
+    await recordService?.close();
     await sim?.close();
+    await record?.close();
     await env?.teardown();
   });
 
@@ -183,14 +198,14 @@ describe('daily budgets on a real Temporal server', () => {
     const workflowId = `nightly import of ${'accounts '.repeat(40)}`.slice(0, 300);
     const activity = async function listWithBudget() {
       const calls = ServiceCalls.forCurrentActivity({ budget }, undefined);
-      await calls.run('listJobs', listJobs);
+      await calls.run('listSources', () => service.listSources('Account'));
       return calls.counts;
     };
     const counts = await runActivity(activity, undefined, {
       workflowExecution: { workflowId, runId: randomUUID() },
     }).result;
-    expect(counts).toEqual({ listJobs: 1 });
-    expect((await budget.usage()).listJobs.used).toBe(1);
+    expect(counts).toEqual({ listSources: 1 });
+    expect((await budget.usage()).listSources.used).toBe(1);
   });
 
   it('a reservation the ledger rejects fails at once and clearly, instead of being retried forever', async () => {
@@ -235,6 +250,46 @@ describe('daily budgets on a real Temporal server', () => {
     expect((await lowered.reserve('createJob', 'new-3')).granted).toBe(false);
     // A worker still on the old settings cannot raise it again within the window.
     expect((await before.reserve('createJob', 'old-again')).granted).toBe(false);
+  });
+
+  it("a ledger that starts without counts takes the service's own record of the window", async () => {
+    // Another service with a spent window: three jobs created today, one of them already uploaded.
+    const spentSim = await startSimulator();
+    const spentService = clientFor(spentSim.baseUrl);
+    const seededQueue = `seeded-${randomUUID()}`;
+    const seededWorker = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue: seededQueue,
+      workflowBundle: { code },
+      activities: { countWindowSpend: makeCountWindowSpend({ service: spentService }) },
+    });
+    try {
+      const jobs = [];
+      for (let i = 0; i < 3; i++)
+        jobs.push(await spentService.createJob({ dataImportName: `j${i}`, entityType: 'Account' }));
+      const body = Buffer.from('Account Name,Account Domain\nA,a.example\n');
+      await spentService.submitData(jobs[0]?.id ?? 0, Readable.from([body]), {
+        contentLength: body.length,
+        listAction: 'noop',
+      });
+      const usage = await seededWorker.runUntil(async () => {
+        // As after an operator terminated the ledger: nothing carried over.
+        const fresh = new TemporalBudgetGate({
+          client: env.client,
+          taskQueue: seededQueue,
+          tenant: `t-${randomUUID()}`,
+          settings: resetIn(12 * 60),
+        });
+        expect(await fresh.reserve('createJob', 'first-after-restart')).toEqual({ granted: true, remaining: 1196 });
+        return fresh.usage();
+      });
+      expect(usage.createJob.used).toBe(4);
+      expect(usage.submitData.used).toBe(1);
+      expect(usage.listJobs.used).toBeGreaterThanOrEqual(1);
+    } finally {
+      await spentService.close();
+      await spentSim.close();
+    }
   });
 
   describe('the ledger as operators see it', () => {

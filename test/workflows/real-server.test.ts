@@ -66,6 +66,7 @@ function scriptedActivities(script: Partial<Record<Step, Outcome[]>>) {
     awaitJobCompletion: jobCompleted,
     readBudgetUsage: {},
     readImportStates: {},
+    countWindowSpend: { createJob: 0, submitData: 0, listJobs: 0 },
   };
   const answer = (step: Step) => async (input: unknown) => {
     calls.push({ step, input, taskQueue: Context.current().info.taskQueue });

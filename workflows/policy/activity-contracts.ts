@@ -123,6 +123,18 @@ export interface EndpointUsage {
 
 export type BudgetUsage = Record<string, EndpointUsage>;
 
+export interface WindowSpendInput {
+  /** ISO instant the ledger's window began. */
+  windowStart: string;
+}
+
+/** Calls the service's own record shows spent in a window, and the list calls it took to read it. */
+export interface WindowSpend {
+  createJob: number;
+  submitData: number;
+  listJobs: number;
+}
+
 export interface ReadImportStatesInput {
   workflowIds: string[];
 }
@@ -164,6 +176,8 @@ export interface ImportActivities {
   awaitJobCompletion(input: AwaitJobCompletionInput): Promise<AwaitJobCompletionResult>;
   readBudgetUsage(input: BudgetUsageInput): Promise<BudgetUsage>;
   readImportStates(input: ReadImportStatesInput): Promise<Record<string, ImportState>>;
+  /** Run by the budget ledger when it starts without counts. */
+  countWindowSpend(input: WindowSpendInput): Promise<WindowSpend>;
 }
 
 export type ImportActivityName = keyof ImportActivities;

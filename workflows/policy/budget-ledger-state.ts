@@ -309,6 +309,16 @@ export function usage(state: LedgerState, settings: BudgetSettings, nowMs: numbe
   return out;
 }
 
+/**
+ * A ledger that starts without counts takes what the service's own record
+ * shows spent in its window, where that is more than it counted meanwhile.
+ */
+export function seedUsed(state: LedgerState, spent: Partial<Record<BudgetedEndpoint, number>>): LedgerState {
+  const used = { ...state.used };
+  for (const [endpoint, n] of Object.entries(spent)) used[endpoint] = Math.max(used[endpoint] ?? 0, n ?? 0);
+  return { ...state, used };
+}
+
 /** The soonest instant after `nowMs` at which a block ends, if any block holds. */
 export function nextBlockEndMs(state: LedgerState, nowMs: number): number | undefined {
   const ends = Object.values(state.exhaustedUntil)
