@@ -4,7 +4,8 @@
  * count is shared by every worker and serialised in one place. The request id
  * doubles as the Update id, so the server also deduplicates a retried RPC.
  */
-import { type Client, WithStartWorkflowOperation, WorkflowNotFoundError } from '@temporalio/client';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type Client, isGrpcServiceError, WithStartWorkflowOperation, WorkflowNotFoundError } from '@temporalio/client';
 import type { Workflow } from '@temporalio/common';
 import {
   type BudgetSettings,
@@ -35,6 +36,33 @@ export interface TemporalBudgetGateOptions {
   settings: BudgetSettings;
 }
 
+/** gRPC's RESOURCE_EXHAUSTED: here, the server's bound on Updates in flight per workflow. */
+const RESOURCE_EXHAUSTED = 8;
+/** How long a burst of reservations keeps waiting its turn before the activity fails (and is retried). */
+const BURST_PATIENCE_MS = 60_000;
+const BURST_BACKOFF_FIRST_MS = 100;
+const BURST_BACKOFF_MAX_MS = 5_000;
+
+/**
+ * Calls `send` until the server admits it. Every try carries the same Update
+ * id, so a grant is neither lost nor counted twice; the waits grow and are
+ * spread at random, so a burst drains instead of retrying in lockstep. (The
+ * client's own gRPC retries give up after ten tries, well inside a burst.)
+ */
+async function admittedInTurn<R>(send: () => Promise<R>): Promise<R> {
+  const started = Date.now();
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await send();
+    } catch (err) {
+      const exhausted = isGrpcServiceError(err) && err.code === RESOURCE_EXHAUSTED;
+      if (!exhausted || Date.now() - started > BURST_PATIENCE_MS) throw err;
+      const ceiling = Math.min(BURST_BACKOFF_MAX_MS, BURST_BACKOFF_FIRST_MS * 2 ** attempt);
+      await sleep(ceiling / 2 + Math.random() * (ceiling / 2));
+    }
+  }
+}
+
 export class TemporalBudgetGate implements BudgetGate {
   readonly tenant: string;
 
@@ -49,17 +77,20 @@ export class TemporalBudgetGate implements BudgetGate {
       settings: this.options.settings,
       maxHistoryEvents: LEDGER_MAX_HISTORY_EVENTS,
     };
-    const startWorkflowOperation = new WithStartWorkflowOperation(LEDGER_WORKFLOW_TYPE, {
+    // A WithStartWorkflowOperation serves one call only: each try gets its own.
+    const startOptions = {
       workflowId: ledgerWorkflowId(this.tenant),
       taskQueue: this.options.taskQueue,
       args: [input],
-      workflowIdConflictPolicy: 'USE_EXISTING',
-    });
-    return this.options.client.workflow.executeUpdateWithStart<Workflow, R, [unknown]>(name, {
-      args: [arg],
-      updateId,
-      startWorkflowOperation,
-    });
+      workflowIdConflictPolicy: 'USE_EXISTING' as const,
+    };
+    return admittedInTurn(() =>
+      this.options.client.workflow.executeUpdateWithStart<Workflow, R, [unknown]>(name, {
+        args: [arg],
+        updateId,
+        startWorkflowOperation: new WithStartWorkflowOperation(LEDGER_WORKFLOW_TYPE, startOptions),
+      }),
+    );
   }
 
   reserve(endpoint: BudgetedEndpoint, requestId: string): Promise<ReserveResult> {
