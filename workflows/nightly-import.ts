@@ -68,12 +68,15 @@ const LEGACY_CHILD_STARTS_PER_RUN = 500;
 const IMPORT_WORKFLOW_TYPE = 'importFile';
 /** Runs with this marker look each page's candidates up before starting any child. */
 const CHECK_CANDIDATES_FIRST_PATCH = 'nightly-checks-candidates-first';
+/** Runs with this marker hold back the status polls each started child needs. */
+const COUNT_POLLS_PATCH = 'nightly-counts-status-polls';
 
 export async function nightlyImport(input: NightlyImportInput): Promise<NightlyImportResult> {
   const { feedId, feed } = input;
   const tally = input.tally ?? emptyTally();
   const childStartsPerRun = input.childStartsPerRun ?? LEGACY_CHILD_STARTS_PER_RUN;
   const checksCandidatesFirst = patched(CHECK_CANDIDATES_FIRST_PATCH);
+  const countPolls = patched(COUNT_POLLS_PATCH);
   const running = new Set<string>();
   let childStartsThisRun = 0;
   let allowance = 0;
@@ -84,7 +87,7 @@ export async function nightlyImport(input: NightlyImportInput): Promise<NightlyI
     while (allowance <= 0) {
       const usage = await readBudgetUsage({ tenant: feed.tenant });
       const now = Date.now();
-      const next = importAllowance(usage, running.size, now);
+      const next = importAllowance(usage, running.size, now, { countPolls });
       allowance = next.allowed;
       if (allowance > 0) break;
       if (running.size > 0) {

@@ -130,8 +130,14 @@ export function importInputForObject(feedId: string, feed: NightlyFeed, object: 
   return input;
 }
 
-/** Each child import spends one call of each of these daily budgets. */
-export const ENDPOINTS_SPENT_PER_IMPORT = ['createJob', 'submitData'] as const;
+/**
+ * What one child import spends of each daily budget: a job, an upload, and
+ * its status polls. The polls are an estimate (an hour of polling at the
+ * slowest rate); a child that needs more waits for the budget itself. Runs
+ * recorded before polls were counted leave them out.
+ */
+export const CALLS_PER_IMPORT = { createJob: 1, submitData: 1, jobStatus: 60 } as const;
+const CALLS_PER_IMPORT_WITHOUT_POLLS = { createJob: 1, submitData: 1 } as const;
 
 export interface ImportAllowance {
   /** How many more child imports may start now; Infinity when the ledger tracks none of the endpoints. */
@@ -146,15 +152,21 @@ export interface ImportAllowance {
  * are subtracted: an overestimate would only make children wait for the
  * budget themselves, but an honest count keeps them from piling up.
  */
-export function importAllowance(usage: BudgetUsage, runningChildren: number, nowMs: number): ImportAllowance {
+export function importAllowance(
+  usage: BudgetUsage,
+  runningChildren: number,
+  nowMs: number,
+  options: { countPolls: boolean } = { countPolls: true },
+): ImportAllowance {
   let allowed = Number.POSITIVE_INFINITY;
   let reopensAtMs: number | undefined;
-  for (const endpoint of ENDPOINTS_SPENT_PER_IMPORT) {
+  const costs: Record<string, number> = options.countPolls ? CALLS_PER_IMPORT : CALLS_PER_IMPORT_WITHOUT_POLLS;
+  for (const [endpoint, cost] of Object.entries(costs)) {
     const window = usage[endpoint];
     if (!window) continue;
     const refusedUntilMs = window.exhaustedUntil ? Date.parse(window.exhaustedUntil) : Number.NaN;
     const refused = refusedUntilMs > nowMs;
-    const left = refused ? 0 : Math.max(0, window.remaining - runningChildren);
+    const left = refused ? 0 : Math.max(0, Math.floor((window.remaining - runningChildren * cost) / cost));
     if (left < allowed) allowed = left;
     if (left === 0) {
       const reopens = Math.max(Date.parse(window.resetsAt), refused ? refusedUntilMs : 0);
