@@ -30,6 +30,8 @@ export class ServiceCalls {
     private readonly deps: ServiceCallsDeps,
     /** Unique per activity attempt, so a retried attempt's calls are counted again (they are made again). */
     private readonly requestIdBase: string,
+    /** The activity's cancellation: a call cancelled before it was sent gives its grant back. */
+    private readonly signal?: AbortSignal,
   ) {}
 
   /**
@@ -54,7 +56,8 @@ export class ServiceCalls {
       info.activityId,
       info.attempt,
     ]);
-    return new ServiceCalls(deps, createHash('sha256').update(identity).digest('base64url'));
+    const base = createHash('sha256').update(identity).digest('base64url');
+    return new ServiceCalls(deps, base, Context.current().cancellationSignal);
   }
 
   async run<T>(endpoint: ServiceEndpoint, call: () => Promise<T>): Promise<T> {
@@ -66,6 +69,11 @@ export class ServiceCalls {
         endpoint,
         resetsAt: answer.resetsAt,
       });
+    }
+    if (this.signal?.aborted) {
+      // Cancelled while the reservation was on its way: nothing was sent.
+      await this.deps.budget.release(endpoint, requestId);
+      throw this.signal.reason;
     }
     this.count(endpoint, 1);
     try {

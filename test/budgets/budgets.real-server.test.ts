@@ -138,6 +138,18 @@ describe('daily budgets on a real Temporal server', () => {
     }
   });
 
+  it('a call cancelled while its reservation was on the way is not sent and gives the grant back', async () => {
+    const budget = gate();
+    const cancelled = new AbortController();
+    const calls = new ServiceCalls({ budget }, 'cancelled', cancelled.signal);
+    const requestsBefore = sim.requests().length;
+    const reservation = calls.run('listSources', () => service.listSources('Account', { signal: cancelled.signal }));
+    cancelled.abort(new Error('activity cancelled'));
+    await expect(reservation).rejects.toThrow('activity cancelled');
+    expect(sim.requests().length).toBe(requestsBefore);
+    expect((await budget.usage()).listSources.used).toBe(0);
+  });
+
   it('grants nothing in the last minutes before the reset: such a call could land in the next window', async () => {
     const budget = gate(resetIn(2));
     const answer = await budget.reserve('submitData', 'just-before-reset');
