@@ -40,6 +40,7 @@ import {
   importInputForObject,
   type NightlyImportInput,
   type NightlyImportResult,
+  objectImportWorkflowId,
   recordFailure,
 } from './policy/nightly.js';
 import { ACTIVITY_RETRY_POLICY, SHORT_CALL_TIMEOUT_MS } from './policy/retry-policies.js';
@@ -70,6 +71,8 @@ const IMPORT_WORKFLOW_TYPE = 'importFile';
 const CHECK_CANDIDATES_FIRST_PATCH = 'nightly-checks-candidates-first';
 /** Runs with this marker hold back the status polls each started child needs. */
 const COUNT_POLLS_PATCH = 'nightly-counts-status-polls';
+/** Runs with this marker start each child under the object version's own id, not a per-feed one. */
+const ONE_ID_PER_OBJECT_PATCH = 'nightly-one-id-per-object-version';
 
 export async function nightlyImport(input: NightlyImportInput): Promise<NightlyImportResult> {
   const { feedId, feed } = input;
@@ -77,6 +80,10 @@ export async function nightlyImport(input: NightlyImportInput): Promise<NightlyI
   const childStartsPerRun = input.childStartsPerRun ?? LEGACY_CHILD_STARTS_PER_RUN;
   const checksCandidatesFirst = patched(CHECK_CANDIDATES_FIRST_PATCH);
   const countPolls = patched(COUNT_POLLS_PATCH);
+  const oneIdPerObject = patched(ONE_ID_PER_OBJECT_PATCH);
+  const legacyIdOf = (o: FeedObject) => feedObjectWorkflowId(feedId, feed.bucket, o.key, o.etag);
+  const childIdOf = (o: FeedObject) =>
+    oneIdPerObject ? objectImportWorkflowId(feed.bucket, o.key, o.etag) : legacyIdOf(o);
   const running = new Set<string>();
   let childStartsThisRun = 0;
   let allowance = 0;
@@ -120,7 +127,7 @@ export async function nightlyImport(input: NightlyImportInput): Promise<NightlyI
   }
 
   async function startImport(object: FeedObject): Promise<void> {
-    const workflowId = feedObjectWorkflowId(feedId, feed.bucket, object.key, object.etag);
+    const workflowId = childIdOf(object);
     const importInput = importInputForObject(feedId, feed, object);
     const problems = importInputProblems(importInput);
     if (problems.length > 0) {
@@ -146,12 +153,13 @@ export async function nightlyImport(input: NightlyImportInput): Promise<NightlyI
 
   /** The objects of a page that need a child: imported ones are counted, still-running ones counted apart. */
   async function unfinished(objects: FeedObject[]): Promise<FeedObject[]> {
-    const idOf = (o: FeedObject) => feedObjectWorkflowId(feedId, feed.bucket, o.key, o.etag);
-    const states = await readImportStates({ workflowIds: objects.map(idOf) });
+    // An object imported under the per-feed id of older nights counts as imported too.
+    const idsOf = (o: FeedObject) => [...new Set([childIdOf(o), legacyIdOf(o)])];
+    const states = await readImportStates({ workflowIds: objects.flatMap(idsOf) });
     return objects.filter((object) => {
-      const state = states[idOf(object)];
-      if (state === 'completed') tally.skippedAlreadyImported += 1;
-      else if (state === 'running') tally.stillRunning = (tally.stillRunning ?? 0) + 1;
+      const seen = idsOf(object).map((id) => states[id]);
+      if (seen.includes('completed')) tally.skippedAlreadyImported += 1;
+      else if (seen.includes('running')) tally.stillRunning = (tally.stillRunning ?? 0) + 1;
       else return true;
       return false;
     });

@@ -16,9 +16,9 @@ import { type LocalS3, startLocalS3 } from '../../worker/demo/local-s3.js';
 import { applySchedules, desiredSchedules } from '../../worker/schedules.js';
 import type { BudgetUsage } from '../../workflows/policy/activity-contracts.js';
 import {
-  feedObjectWorkflowId,
   type NightlyImportInput,
   type NightlyImportResult,
+  objectImportWorkflowId,
 } from '../../workflows/policy/nightly.js';
 import { createEnvironment } from '../support/temporal-server.js';
 
@@ -101,7 +101,7 @@ describe('nightlyImport on a real server', () => {
       const put = await s3.client.send(
         new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: `Account Name\n${name}\n` }),
       );
-      childId[name] = feedObjectWorkflowId('slow', BUCKET, key, put.ETag ?? '');
+      childId[name] = objectImportWorkflowId(BUCKET, key, put.ETag ?? '');
     }
     const first = await env.client.workflow.start('nightlyImport', {
       taskQueue: TASK_QUEUE,
@@ -125,6 +125,25 @@ describe('nightlyImport on a real server', () => {
     })) as NightlyImportResult;
     expect(second).toMatchObject({ started: 0, skippedAlreadyImported: 1, stillRunning: 1 });
     await env.client.workflow.getHandle(childId['long.csv'] ?? '').terminate('test done');
+  });
+
+  it('two feeds whose prefixes overlap import a shared object once', async () => {
+    await s3.client.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'shared/x.csv', Body: 'Account Name\nx\n' }));
+    const feedOf = (feedId: string, prefix: string): NightlyImportInput => ({
+      feedId,
+      feed: { ...feedInput.feed, prefix },
+    });
+    const run = (id: string, input: NightlyImportInput) =>
+      env.client.workflow.execute('nightlyImport', {
+        taskQueue: TASK_QUEUE,
+        workflowId: id,
+        args: [input],
+      }) as Promise<NightlyImportResult>;
+    expect(await run('nightly-left-1', feedOf('left', 'shared/'))).toMatchObject({ started: 1, succeeded: 1 });
+    expect(await run('nightly-right-1', feedOf('right', 'shared/x'))).toMatchObject({
+      started: 0,
+      skippedAlreadyImported: 1,
+    });
   });
 
   it('schedules apply creates a schedule per feed, then finds nothing to change', async () => {

@@ -98,10 +98,16 @@ export function normaliseEtag(etag: string): string {
 }
 
 /**
- * One object version, one workflow id: with ALLOW_DUPLICATE_FAILED_ONLY the
- * same object is never imported twice, a failed one can run again, and a
- * changed object (new ETag) is a new import.
+ * One object version, one workflow id, whichever feed (or person) starts it:
+ * with ALLOW_DUPLICATE_FAILED_ONLY the same object version is never imported
+ * twice, a failed one can run again, and a changed object (new ETag) is a new
+ * import. Two feeds whose prefixes overlap therefore import an object once.
  */
+export function objectImportWorkflowId(bucket: string, key: string, etag: string): string {
+  return `import-${fnv1a64(`${bucket}/${key}/${normaliseEtag(etag)}`)}`;
+}
+
+/** The per-feed id nights used before `objectImportWorkflowId`: still looked up, so those imports are not repeated. */
 export function feedObjectWorkflowId(feedId: string, bucket: string, key: string, etag: string): string {
   return `import-${feedId}-${fnv1a64(`${bucket}/${key}/${normaliseEtag(etag)}`)}`;
 }
