@@ -5,6 +5,13 @@
  * workflow, so the grants of a window never exceed its limit however many
  * workers ask at once. It continues-as-new at each window reset, and earlier
  * when its history grows, always after its handlers have finished.
+ *
+ * Besides `reserve`: `release` gives back a grant whose call never left,
+ * `dailyLimitReached` records the service's own daily 429 and answers how long
+ * the endpoint stays blocked, the `exhausted` / `clearExhausted` signals let
+ * an operator set or lift a block, and `usage` shows the counts. Behaviour
+ * added after runs were recorded sits behind `patched()` markers, so every
+ * recorded run replays as it ran.
  */
 import {
   allHandlersFinished,
