@@ -121,6 +121,8 @@ export interface Config extends ClientConfig {
   worker: {
     maxConcurrentUploads: number;
     maxConcurrentActivities: number;
+    /** Job completion polls one worker runs at once: each mostly sleeps between GETs. */
+    maxConcurrentPolls: number;
     /** 0 turns the Prometheus endpoint off. */
     metricsPort: number;
     /** A prebuilt workflow bundle (npm run build:workflows); absent: the one beside the compiled code, else bundled from source. */
@@ -387,6 +389,11 @@ export const CONFIG_VARIABLES = {
     'Short activities (status, create, mappings) one worker runs at once',
     '50',
     wholeNumber(1, 1000),
+  ),
+  WORKER_MAX_CONCURRENT_POLLS: variable(
+    'Job completion polls one worker runs at once, on their own task queue `<queue>-polls`',
+    '200',
+    wholeNumber(1, 10000),
   ),
   WORKER_METRICS_PORT: variable(
     'Port of the Prometheus `/metrics` endpoint; `0` turns it off',
@@ -697,6 +704,7 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
     worker: {
       maxConcurrentUploads: readVariable(env, 'WORKER_MAX_CONCURRENT_UPLOADS'),
       maxConcurrentActivities: readVariable(env, 'WORKER_MAX_CONCURRENT_ACTIVITIES'),
+      maxConcurrentPolls: readVariable(env, 'WORKER_MAX_CONCURRENT_POLLS'),
       metricsPort: readVariable(env, 'WORKER_METRICS_PORT'),
       workflowBundlePath: readVariable(env, 'WORKFLOW_BUNDLE_PATH'),
       connectTimeoutMs: readVariable(env, 'WORKER_CONNECT_TIMEOUT'),

@@ -31,6 +31,7 @@ export interface AwaitJobCompletionDeps extends ServiceCallsDeps {
   /** Longest sleep between heartbeats; keep well under the activity's heartbeat timeout. */
   heartbeatIntervalMs?: number;
   random?: () => number;
+  now?: () => number;
 }
 
 function resumedProgress(details: unknown): PollProgress | undefined {

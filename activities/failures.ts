@@ -5,13 +5,8 @@
  * No original error is attached as a cause: only our own secret-free fields travel.
  */
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import {
-  type BudgetWaitDetails,
-  type FailureType,
-  isTransientRateLimit,
-  NON_RETRYABLE_FAILURES,
-} from '../workflows/policy/failure-types.js';
-import { ServiceError, Unauthorized } from './service/errors.js';
+import { type BudgetWaitDetails, type FailureType, NON_RETRYABLE_FAILURES } from '../workflows/policy/failure-types.js';
+import { RateLimited, ServiceError, Unauthorized } from './service/errors.js';
 
 export function failure(type: FailureType, message: string, details?: unknown): ApplicationFailure {
   return ApplicationFailure.create({
@@ -39,9 +34,16 @@ export function toApplicationFailure(err: unknown): unknown {
   if (err instanceof ServiceError) {
     // A 401 after the token rotated is a changed request, so it may be retried.
     const retryableAuth = err instanceof Unauthorized && err.tokenRotated;
-    const transient429 = err.type === 'RateLimited' && isTransientRateLimit(err.errorCode);
-    const nonRetryable = !retryableAuth && !transient429 && NON_RETRYABLE_FAILURES.includes(err.type);
-    return ApplicationFailure.create({ type: err.type, message: err.message, nonRetryable, details: [err.toJSON()] });
+    const nonRetryable = !retryableAuth && NON_RETRYABLE_FAILURES.includes(err.type);
+    // A 429 that names its wait is retried after exactly that wait, not after the policy's backoff.
+    const nextRetryDelay = err instanceof RateLimited ? err.retryAfterMs : undefined;
+    return ApplicationFailure.create({
+      type: err.type,
+      message: err.message,
+      nonRetryable,
+      details: [err.toJSON()],
+      ...(nextRetryDelay !== undefined ? { nextRetryDelay } : {}),
+    });
   }
   return err;
 }

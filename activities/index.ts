@@ -3,23 +3,24 @@
  * inject a database): production passes real clients built from
  * configuration; tests pass the same clients pointed at local servers.
  */
-import type { AllActivities, BudgetUsage } from '../workflows/policy/activity-contracts.js';
+import type { AllActivities, BudgetUsage, BudgetUsageInput } from '../workflows/policy/activity-contracts.js';
 import { makeApplyFieldMappings } from './apply-field-mappings.js';
 import { makeAwaitJobCompletion } from './await-job-completion.js';
 import type { BudgetGate } from './budget/gate.js';
+import { makeCountWindowSpend } from './budget/window-spend.js';
 import { makeCreateImportJob } from './create-import-job.js';
 import { makeInspectSource } from './inspect-source.js';
 import { makeListFeedObjects } from './list-feed-objects.js';
+import { makeReadImportStates, type WorkflowStatuses } from './read-import-states.js';
 import { ReferenceCache } from './reference-cache.js';
 import type { ParallelParts } from './s3/ranged-reader.js';
 import type { S3Source } from './s3/source.js';
 import type { ServiceClient } from './service/client.js';
+import { ServiceCalls } from './service-calls.js';
 import { makeUploadData } from './upload-data.js';
 
 export interface ActivitySettings {
   maxFileBytes: number;
-  /** The service's daily reset, minutes after midnight UTC. */
-  resetMinuteUtc: number;
   poll: { scheduleMs: readonly number[]; jitterRatio: number };
   uploadIdleTimeoutMs: number;
   partSizeBytes: number;
@@ -30,6 +31,8 @@ export interface ActivityDeps {
   service: ServiceClient;
   s3: S3Source;
   budget: BudgetGate;
+  /** Temporal's view of workflow ids (the nightly's child imports). */
+  workflows: WorkflowStatuses;
   settings: ActivitySettings;
   /** Metrics hook: bytes as they move into an upload. */
   onBytesUploaded?: (bytes: number) => void;
@@ -37,7 +40,7 @@ export interface ActivityDeps {
 
 export function createActivities(deps: ActivityDeps) {
   const { service, s3, budget, settings } = deps;
-  const calls = { service, budget, resetMinuteUtc: settings.resetMinuteUtc };
+  const calls = { service, budget };
   const reference = new ReferenceCache();
   const activities = {
     inspectSource: makeInspectSource({ ...calls, s3, maxFileBytes: settings.maxFileBytes, reference }),
@@ -52,8 +55,13 @@ export function createActivities(deps: ActivityDeps) {
       onBytes: deps.onBytesUploaded,
     }),
     awaitJobCompletion: makeAwaitJobCompletion({ ...calls, poll: settings.poll }),
-    readBudgetUsage: async ({ tenant }: { tenant: string }): Promise<BudgetUsage> => budget.usage(tenant),
+    readBudgetUsage: async ({ tenant }: BudgetUsageInput): Promise<BudgetUsage> => {
+      ServiceCalls.forCurrentActivity(calls, tenant);
+      return budget.usage();
+    },
     listFeedObjects: makeListFeedObjects({ s3 }),
+    readImportStates: makeReadImportStates({ workflows: deps.workflows }),
+    countWindowSpend: makeCountWindowSpend({ service }),
   };
   // The workflows proxy these by name: fail the build if one is missing or its signature drifts from a contract.
   activities satisfies AllActivities;

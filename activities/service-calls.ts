@@ -1,22 +1,25 @@
 /**
  * One activity invocation's calls to the service: each budgeted call is
- * reserved with the ledger first, every call is counted per endpoint for the
- * workflow's result, and a failure comes out as the ApplicationFailure the
- * workflow understands (a spent daily window becomes a durable wait there).
+ * reserved with the ledger of the worker's tenant first, every call is
+ * counted per endpoint for the workflow's result, and a failure comes out as
+ * the ApplicationFailure the workflow understands (a spent daily window
+ * becomes a durable wait there).
  */
+import { createHash } from 'node:crypto';
 import { Context } from '@temporalio/activity';
-import { nextResetMs } from '../workflows/policy/budget-window.js';
-import { type ApiCallCounts, isBudgetedEndpoint, type ServiceEndpoint } from '../workflows/policy/endpoints.js';
-import { isTransientRateLimit } from '../workflows/policy/failure-types.js';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import {
+  type ApiCallCounts,
+  type BudgetedEndpoint,
+  isBudgetedEndpoint,
+  type ServiceEndpoint,
+} from '../workflows/policy/endpoints.js';
 import type { BudgetGate } from './budget/gate.js';
-import { budgetWaitFailure, toApplicationFailure } from './failures.js';
-import { RateLimited } from './service/errors.js';
+import { budgetWaitFailure, failure, toApplicationFailure } from './failures.js';
+import { RateLimited, ServiceError } from './service/errors.js';
 
 export interface ServiceCallsDeps {
   budget: BudgetGate;
-  /** The service's daily reset, minutes after midnight UTC (for a 429 that beat our ledger). */
-  resetMinuteUtc: number;
-  now?: () => number;
 }
 
 export class ServiceCalls {
@@ -25,39 +28,69 @@ export class ServiceCalls {
 
   constructor(
     private readonly deps: ServiceCallsDeps,
-    private readonly tenant: string,
     /** Unique per activity attempt, so a retried attempt's calls are counted again (they are made again). */
     private readonly requestIdBase: string,
+    /** The activity's cancellation: a call cancelled before it was sent gives its grant back. */
+    private readonly signal?: AbortSignal,
   ) {}
 
-  /** For the activity running now: request ids from workflow, run, activity and attempt. */
-  static forCurrentActivity(deps: ServiceCallsDeps, tenant: string): ServiceCalls {
+  /**
+   * For the activity running now. The budgets are the worker's tenant's (its
+   * credential is what the service counts against); an input naming another
+   * tenant is refused before any call. Request ids hash workflow, run,
+   * activity and attempt, so any workflow id gives a short, valid id.
+   */
+  static forCurrentActivity(deps: ServiceCallsDeps, inputTenant: string | undefined): ServiceCalls {
+    const tenant = deps.budget.tenant;
+    if (inputTenant !== undefined && inputTenant !== tenant) {
+      throw failure(
+        'TenantMismatch',
+        `the input names tenant "${inputTenant}", but this worker calls the service with the credential of tenant "${tenant}" (IMPORT_TENANT); start it on the task queue of a worker that holds "${inputTenant}"'s credential, or without a tenant`,
+      );
+    }
     const info = Context.current().info;
     const run = info.workflowExecution;
-    const base = `${run?.workflowId ?? 'standalone'}/${run?.runId ?? '-'}/${info.activityId}/${info.attempt}`;
-    return new ServiceCalls(deps, tenant, base);
+    const identity = JSON.stringify([
+      run?.workflowId ?? 'standalone',
+      run?.runId ?? '-',
+      info.activityId,
+      info.attempt,
+    ]);
+    const base = createHash('sha256').update(identity).digest('base64url');
+    return new ServiceCalls(deps, base, Context.current().cancellationSignal);
   }
 
   async run<T>(endpoint: ServiceEndpoint, call: () => Promise<T>): Promise<T> {
-    if (isBudgetedEndpoint(endpoint)) {
-      const requestId = `${this.requestIdBase}/${++this.sequence}`;
-      const answer = await this.deps.budget.reserve(this.tenant, endpoint, requestId);
-      if (!answer.granted) {
-        throw budgetWaitFailure('BudgetExhausted', `The daily budget for ${endpoint} is spent`, {
-          endpoint,
-          resetsAt: answer.resetsAt,
-        });
-      }
+    if (!isBudgetedEndpoint(endpoint)) return this.unbudgeted(endpoint, call);
+    const requestId = `${this.requestIdBase}/${++this.sequence}`;
+    const answer = await this.reserve(endpoint, requestId);
+    if (!answer.granted) {
+      throw budgetWaitFailure('BudgetExhausted', `The daily budget for ${endpoint} is spent`, {
+        endpoint,
+        resetsAt: answer.resetsAt,
+      });
     }
-    this.counts[endpoint] = (this.counts[endpoint] ?? 0) + 1;
+    if (this.signal?.aborted) {
+      // Cancelled while the reservation was on its way: nothing was sent.
+      await this.deps.budget.release(endpoint, requestId);
+      throw this.signal.reason;
+    }
+    this.count(endpoint, 1);
     try {
       return await call();
     } catch (err) {
-      if (err instanceof RateLimited && !isTransientRateLimit(err.errorCode) && isBudgetedEndpoint(endpoint)) {
-        const now = this.deps.now?.() ?? Date.now();
-        const resetsAt = new Date(nextResetMs(now, this.deps.resetMinuteUtc)).toISOString();
-        // Tell the ledger so other workers stop spending calls the service will refuse.
-        await this.deps.budget.reportExhausted(this.tenant, endpoint, resetsAt);
+      if (err instanceof ServiceError && err.notSent) {
+        // Nothing reached the service, so nothing was spent: give the grant back.
+        this.count(endpoint, -1);
+        await this.deps.budget.release(endpoint, requestId);
+      }
+      if (err instanceof RateLimited && err.isDailyLimit) {
+        // Tell the ledger, so that other workers stop spending calls the service refuses.
+        const resetsAt = await this.deps.budget.reportDailyLimit({
+          endpoint,
+          requestId,
+          ...(err.retryAfterMs !== undefined ? { retryAfterMs: err.retryAfterMs } : {}),
+        });
         throw budgetWaitFailure('DailyLimitReached', `The service refused ${endpoint}: ${err.message}`, {
           endpoint,
           resetsAt,
@@ -65,5 +98,35 @@ export class ServiceCalls {
       }
       throw toApplicationFailure(err);
     }
+  }
+
+  private async unbudgeted<T>(endpoint: ServiceEndpoint, call: () => Promise<T>): Promise<T> {
+    this.count(endpoint, 1);
+    try {
+      return await call();
+    } catch (err) {
+      if (err instanceof ServiceError && err.notSent) this.count(endpoint, -1);
+      throw toApplicationFailure(err);
+    }
+  }
+
+  private async reserve(endpoint: BudgetedEndpoint, requestId: string) {
+    try {
+      return await this.deps.budget.reserve(endpoint, requestId);
+    } catch (err) {
+      // The ledger's validator refused the request: the same request would be refused forever.
+      if (err instanceof WorkflowUpdateFailedError) {
+        throw failure(
+          'BudgetReservationRejected',
+          `the budget ledger rejected a reservation for ${endpoint}: ${err.cause?.message ?? err.message}`,
+        );
+      }
+      throw err;
+    }
+  }
+
+  private count(endpoint: ServiceEndpoint, n: number): void {
+    this.counts[endpoint] = (this.counts[endpoint] ?? 0) + n;
+    if (this.counts[endpoint] === 0) delete this.counts[endpoint];
   }
 }

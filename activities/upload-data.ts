@@ -44,7 +44,6 @@ export interface UploadDataDeps {
   service: UploadService;
   s3: S3Source;
   budget: BudgetGate;
-  resetMinuteUtc: number;
   /** The attempt fails (retryably) when no byte moved for this long. */
   uploadIdleTimeoutMs: number;
   partSizeBytes: number;

@@ -6,6 +6,7 @@
 import type { Client } from '@temporalio/client';
 import { TemporalBudgetGate } from '../activities/budget/temporal-gate.js';
 import type { ActivityDeps } from '../activities/index.js';
+import { temporalWorkflowStatuses } from '../activities/read-import-states.js';
 import { createS3Client } from '../activities/s3/client.js';
 import { S3Source } from '../activities/s3/source.js';
 import { ServiceClient } from '../activities/service/client.js';
@@ -19,6 +20,7 @@ export function createActivityDeps(config: Config, client: Client, metrics?: Wor
   const gate = new TemporalBudgetGate({
     client,
     taskQueue: config.temporal.taskQueue,
+    tenant: config.tenant,
     settings: config.budget,
   });
   return {
@@ -31,9 +33,9 @@ export function createActivityDeps(config: Config, client: Client, metrics?: Wor
     }),
     s3: new S3Source(createS3Client(config.s3)),
     budget: metrics ? meteredBudgetGate(gate, metrics) : gate,
+    workflows: temporalWorkflowStatuses(client),
     settings: {
       maxFileBytes: config.maxFileBytes,
-      resetMinuteUtc: config.budget.resetMinuteUtc,
       poll: { scheduleMs: config.poll.scheduleMs, jitterRatio: config.poll.jitterRatio },
       uploadIdleTimeoutMs: service.uploadIdleTimeoutMs,
       partSizeBytes: config.upload.partSizeBytes,

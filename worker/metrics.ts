@@ -25,15 +25,17 @@ export function createWorkerMetrics(meter: MetricMeter): WorkerMetrics {
 /** A BudgetGate that also records what each grant leaves. */
 export function meteredBudgetGate(gate: BudgetGate, metrics: WorkerMetrics): BudgetGate {
   return {
-    async reserve(tenant, endpoint, requestId) {
-      const answer = await gate.reserve(tenant, endpoint, requestId);
-      metrics.budgetRemaining(tenant, endpoint, answer.granted ? answer.remaining : 0);
+    tenant: gate.tenant,
+    async reserve(endpoint, requestId) {
+      const answer = await gate.reserve(endpoint, requestId);
+      metrics.budgetRemaining(gate.tenant, endpoint, answer.granted ? answer.remaining : 0);
       return answer;
     },
-    reportExhausted: (tenant, endpoint, until) => {
-      metrics.budgetRemaining(tenant, endpoint, 0);
-      return gate.reportExhausted(tenant, endpoint, until);
+    release: (endpoint, requestId) => gate.release(endpoint, requestId),
+    reportDailyLimit: (report) => {
+      metrics.budgetRemaining(gate.tenant, report.endpoint, 0);
+      return gate.reportDailyLimit(report);
     },
-    usage: (tenant) => gate.usage(tenant),
+    usage: () => gate.usage(),
   };
 }

@@ -1,9 +1,11 @@
 /**
- * Runs the two workers of one process on a shared connection:
+ * Runs the three workers of one process on a shared connection:
  * - the main task queue: every workflow and the short activities (status,
  *   create job, mappings, budget reads), many at once;
  * - the uploads task queue: only uploadData, a few at once, because each
- *   moves gigabytes through this process.
+ *   moves gigabytes through this process;
+ * - the polls task queue: only awaitJobCompletion, which holds a slot for as
+ *   long as a job runs (hours), so it must not take the short activities' slots.
  * Used by `npm run worker` and in-process by the local demo.
  */
 import type { Client } from '@temporalio/client';
@@ -11,7 +13,7 @@ import { type NativeConnection, Worker } from '@temporalio/worker';
 import type { ActivityDeps } from '../activities/index.js';
 import { createActivities } from '../activities/index.js';
 import type { Config } from '../temporal.config.js';
-import { uploadTaskQueue } from '../workflows/policy/budget-contracts.js';
+import { pollTaskQueue, uploadTaskQueue } from '../workflows/policy/budget-contracts.js';
 import { createActivityDeps } from './dependencies.js';
 import type { WorkerMetrics } from './metrics.js';
 import { workflowSource } from './workflow-source.js';
@@ -21,18 +23,20 @@ export interface RunWorkerOptions {
   connection: NativeConnection;
   client: Client;
   metrics?: WorkerMetrics;
-  /** Aborting it shuts both workers down gracefully (the process signals do so too). */
+  /** Aborting it shuts the workers down gracefully (the process signals do so too). */
   signal?: AbortSignal;
   /** Overrides the dependencies built from config (tests). */
   deps?: ActivityDeps;
-  /** Called once both workers are polling. */
+  /** Called once the workers are polling. */
   onReady?: () => void;
 }
 
 export async function runWorker(options: RunWorkerOptions): Promise<void> {
   const { config, connection, client, metrics, signal } = options;
   const deps = options.deps ?? createActivityDeps(config, client, metrics);
+  // awaitJobCompletion stays on the main queue too, for polls scheduled there before polls had their own.
   const { uploadData, ...shortActivities } = createActivities(deps);
+  const { awaitJobCompletion } = shortActivities;
   const common = { connection, namespace: config.temporal.namespace };
 
   const main = await Worker.create({
@@ -48,12 +52,18 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
     activities: { uploadData },
     maxConcurrentActivityTaskExecutions: config.worker.maxConcurrentUploads,
   });
+  const polls = await Worker.create({
+    ...common,
+    taskQueue: pollTaskQueue(config.temporal.taskQueue),
+    activities: { awaitJobCompletion },
+    maxConcurrentActivityTaskExecutions: config.worker.maxConcurrentPolls,
+  });
 
   const stop = () => {
-    for (const w of [main, uploads]) if (w.getState() === 'RUNNING') w.shutdown();
+    for (const w of [main, uploads, polls]) if (w.getState() === 'RUNNING') w.shutdown();
   };
   signal?.addEventListener('abort', stop, { once: true });
-  const running = Promise.all([main.run(), uploads.run()]);
+  const running = Promise.all([main.run(), uploads.run(), polls.run()]);
   options.onReady?.();
   try {
     await running;

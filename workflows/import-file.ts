@@ -26,13 +26,14 @@ import {
   defineSignal,
   isCancellation,
   log,
+  patched,
   proxyActivities,
   setHandler,
   sleep,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { ImportActivities, InspectSourceResult } from './policy/activity-contracts.js';
-import { uploadTaskQueue } from './policy/budget-contracts.js';
+import { pollTaskQueue, uploadTaskQueue } from './policy/budget-contracts.js';
 import { type ApiCallCounts, addApiCalls } from './policy/endpoints.js';
 import { budgetWaitOf, classifyFailure, failureMessageOf, failureTypeOf } from './policy/failure-classification.js';
 import {
@@ -45,7 +46,6 @@ import {
   ABANDON_SIGNAL,
   DEFAULT_AWAIT_RETRY_TIMEOUT_MS,
   DEFAULT_JOB_TIMEOUT_MS,
-  DEFAULT_TENANT,
   type ImportFileResult,
   type ImportPhase,
   type ImportProgress,
@@ -78,6 +78,9 @@ const UNKNOWN_RESET_WAIT_MS = 60 * 60 * 1000;
 /** After a budget wait of hours, the job has long been running: poll at the slowest rate. */
 const RESUMED_POLL_INDEX = DEFAULT_POLL_SCHEDULE_MS.length - 1;
 
+/** Runs with this marker keep an operator signal that arrives before the step starts waiting for it. */
+const KEEP_EARLY_OPERATOR_SIGNALS_PATCH = 'import-keeps-early-operator-signals';
+
 const PHASE_OF_STEP: Record<ImportStep, ImportPhase> = {
   inspectSource: 'inspecting',
   applyFieldMappings: 'applying-mappings',
@@ -100,26 +103,35 @@ export async function importFile(rawInput: ImportFileInput): Promise<ImportFileR
     throw ApplicationFailure.nonRetryable(`invalid importFile input: ${problems.join('; ')}`, 'InvalidInput');
   }
   const input = normaliseImportInput(rawInput);
-  const tenant = input.tenant ?? DEFAULT_TENANT;
+  // Budgets are those of the worker's credential; a tenant named here is only checked against it.
+  const tenant = input.tenant;
   const onFailure = input.onFailure ?? 'fail';
   const awaitRetryTimeoutMs = input.awaitRetryTimeoutMs ?? DEFAULT_AWAIT_RETRY_TIMEOUT_MS;
   const jobTimeoutMs = input.jobTimeoutMs ?? DEFAULT_JOB_TIMEOUT_MS;
   const info = workflowInfo();
 
-  const progress: ImportProgress = { phase: 'validating', tenant };
+  const progress: ImportProgress = { phase: 'validating', ...(tenant !== undefined ? { tenant } : {}) };
   let retryRequested = false;
   let abandonRequested = false;
   setHandler(progressQuery, () => progress);
+  // A signal sent while the failing step still runs (an operator who saw its
+  // retries in `status`) is kept for the operator wait that follows; a step that
+  // succeeds drops it. Runs recorded before this keep ignoring such signals.
+  const keepsEarlySignals = patched(KEEP_EARLY_OPERATOR_SIGNALS_PATCH);
   setHandler(retrySignal, () => {
-    if (progress.awaitingRetry) retryRequested = true;
+    if (progress.awaitingRetry || keepsEarlySignals) retryRequested = true;
     else log.warn('retry signal ignored: no step is waiting for one');
   });
   setHandler(abandonSignal, () => {
-    if (progress.awaitingRetry) abandonRequested = true;
+    if (progress.awaitingRetry || keepsEarlySignals) abandonRequested = true;
     else log.warn('abandon signal ignored: no step is waiting for one');
   });
 
-  const stepContext = { jobTimeoutMs, uploadTaskQueue: uploadTaskQueue(info.taskQueue) };
+  const stepContext = {
+    jobTimeoutMs,
+    uploadTaskQueue: uploadTaskQueue(info.taskQueue),
+    pollTaskQueue: pollTaskQueue(info.taskQueue),
+  };
   const activitiesFor = (step: ImportStep) => proxyActivities<ImportActivities>(activityOptionsFor(step, stepContext));
 
   const budgetJitterMs = Number.parseInt(fnv1a64(info.workflowId).slice(-8), 16) % BUDGET_WAIT_JITTER_MS;
@@ -140,8 +152,10 @@ export async function importFile(rawInput: ImportFileInput): Promise<ImportFileR
   }
 
   async function awaitOperator(step: ImportStep, type: string, message: string): Promise<void> {
-    retryRequested = false;
-    abandonRequested = false;
+    if (!keepsEarlySignals) {
+      retryRequested = false;
+      abandonRequested = false;
+    }
     const since = Date.now();
     progress.awaitingRetry = {
       step,
@@ -152,10 +166,13 @@ export async function importFile(rawInput: ImportFileInput): Promise<ImportFileR
     };
     const signalled = await condition(() => retryRequested || abandonRequested, awaitRetryTimeoutMs);
     progress.awaitingRetry = undefined;
+    const abandoned = abandonRequested;
+    retryRequested = false;
+    abandonRequested = false;
     if (!signalled) {
       throw stepFailure(step, type, `${message} (no retry signal within ${awaitRetryTimeoutMs} ms)`);
     }
-    if (abandonRequested) throw stepFailure(step, type, `${message} (abandoned by the operator)`);
+    if (abandoned) throw stepFailure(step, type, `${message} (abandoned by the operator)`);
   }
 
   function stepFailure(step: ImportStep, type: string, message: string): ApplicationFailure {
@@ -173,6 +190,10 @@ export async function importFile(rawInput: ImportFileInput): Promise<ImportFileR
       try {
         const value = await call(rerun);
         progress.lastError = undefined;
+        if (keepsEarlySignals) {
+          retryRequested = false;
+          abandonRequested = false;
+        }
         return { value, ms: Date.now() - started - (budgetWaitMs - budgetBefore) };
       } catch (err) {
         if (isCancellation(err)) throw err;

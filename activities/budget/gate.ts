@@ -1,15 +1,20 @@
 /**
- * How activities spend the tenant's daily budgets. Every budgeted call is
- * reserved first; the ledger (an entity workflow, shared by all workers) says
- * yes or "not before resetsAt".
+ * How activities spend the daily budgets of the tenant whose credential this
+ * worker calls the service with (configuration, never a workflow input: one
+ * token, one ledger). Every budgeted call is reserved first; the ledger (an
+ * entity workflow, shared by all workers) says yes or "not before resetsAt".
  */
-import type { LedgerUsage, ReserveResult } from '../../workflows/policy/budget-contracts.js';
+import type { DailyLimitReport, LedgerUsage, ReserveResult } from '../../workflows/policy/budget-contracts.js';
 import type { BudgetedEndpoint } from '../../workflows/policy/endpoints.js';
 
 export interface BudgetGate {
+  /** The tenant of the worker's credential: every reservation counts against its ledger. */
+  readonly tenant: string;
   /** Idempotent per requestId: asking again returns the first answer without counting again. */
-  reserve(tenant: string, endpoint: BudgetedEndpoint, requestId: string): Promise<ReserveResult>;
-  /** The service answered 429 for a daily limit before our count ran out (another client shares the tenant). */
-  reportExhausted(tenant: string, endpoint: BudgetedEndpoint, untilIso: string): Promise<void>;
-  usage(tenant: string): Promise<LedgerUsage>;
+  reserve(endpoint: BudgetedEndpoint, requestId: string): Promise<ReserveResult>;
+  /** Gives back a grant whose call never reached the service. */
+  release(endpoint: BudgetedEndpoint, requestId: string): Promise<void>;
+  /** The service refused with its daily-limit 429: returns the ISO instant the ledger blocks the endpoint until. */
+  reportDailyLimit(report: DailyLimitReport): Promise<string>;
+  usage(): Promise<LedgerUsage>;
 }

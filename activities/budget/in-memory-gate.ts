@@ -1,15 +1,16 @@
 /**
  * A BudgetGate over the ledger's own pure state functions, held in memory.
- * It stands in for the ledger workflow where no Temporal server can run
- * (activity tests here); the decisions are the same code the workflow runs.
+ * It stands in for the ledger workflow where no Temporal server runs
+ * (activity tests); the decisions are the same code the workflow runs.
  */
 import type {
   BudgetSettings,
+  DailyLimitReport,
   LedgerState,
   LedgerUsage,
   ReserveResult,
 } from '../../workflows/policy/budget-contracts.js';
-import { createState, markExhausted, reserve, usage } from '../../workflows/policy/budget-ledger-state.js';
+import { createState, release, reportDailyLimit, reserve, usage } from '../../workflows/policy/budget-ledger-state.js';
 import { BUDGETED_ENDPOINTS, type BudgetedEndpoint } from '../../workflows/policy/endpoints.js';
 import type { BudgetGate } from './gate.js';
 
@@ -19,37 +20,46 @@ export const SPEC_BUDGET_SETTINGS: BudgetSettings = {
   ) as Record<BudgetedEndpoint, number>,
   headroomPercent: 0,
   resetMinuteUtc: 0,
+  // Tests run at any time of day, also in the last minutes before midnight.
+  stopGrantingBeforeResetMs: 0,
 };
 
 export class InMemoryBudgetGate implements BudgetGate {
-  private readonly states = new Map<string, LedgerState>();
+  private state: LedgerState | undefined;
   /** Every reservation asked for, in order (tests assert on it). */
-  readonly requests: { tenant: string; endpoint: BudgetedEndpoint; requestId: string; result: ReserveResult }[] = [];
+  readonly requests: { endpoint: BudgetedEndpoint; requestId: string; result: ReserveResult }[] = [];
+  /** Every grant given back. */
+  readonly released: { endpoint: BudgetedEndpoint; requestId: string }[] = [];
 
   constructor(
     private readonly settings: BudgetSettings = SPEC_BUDGET_SETTINGS,
     private readonly now: () => number = Date.now,
+    readonly tenant = 'default',
   ) {}
 
-  private state(tenant: string): LedgerState {
-    return this.states.get(tenant) ?? createState(this.settings, this.now());
+  private current(): LedgerState {
+    return this.state ?? createState(this.settings, this.now());
   }
 
-  async reserve(tenant: string, endpoint: BudgetedEndpoint, requestId: string): Promise<ReserveResult> {
-    const { state, result } = reserve(this.state(tenant), this.settings, { endpoint, requestId }, this.now());
-    this.states.set(tenant, state);
-    this.requests.push({ tenant, endpoint, requestId, result });
-    return result;
+  async reserve(endpoint: BudgetedEndpoint, requestId: string): Promise<ReserveResult> {
+    const next = reserve(this.current(), this.settings, { endpoint, requestId }, this.now());
+    this.state = next.state;
+    this.requests.push({ endpoint, requestId, result: next.result });
+    return next.result;
   }
 
-  async reportExhausted(tenant: string, endpoint: BudgetedEndpoint, untilIso: string): Promise<void> {
-    this.states.set(
-      tenant,
-      markExhausted(this.state(tenant), this.settings, { endpoint, until: untilIso }, this.now()),
-    );
+  async release(endpoint: BudgetedEndpoint, requestId: string): Promise<void> {
+    this.state = release(this.current(), this.settings, { endpoint, requestId }, this.now());
+    this.released.push({ endpoint, requestId });
   }
 
-  async usage(tenant: string): Promise<LedgerUsage> {
-    return usage(this.state(tenant), this.settings, this.now());
+  async reportDailyLimit(report: DailyLimitReport): Promise<string> {
+    const next = reportDailyLimit(this.current(), this.settings, report, this.now());
+    this.state = next.state;
+    return next.blockedUntil;
+  }
+
+  async usage(): Promise<LedgerUsage> {
+    return usage(this.current(), this.settings, this.now());
   }
 }

@@ -1,19 +1,25 @@
 /**
- * The production BudgetGate: reservations go to the tenant's budgetLedger
- * workflow as Updates, started on demand (update-with-start), so the count is
- * shared by every worker and serialised in one place. The request id doubles
- * as the Update id, so the server also deduplicates a retried RPC.
+ * The production BudgetGate: reservations go to the ledger workflow of the
+ * worker's tenant as Updates, started on demand (update-with-start), so the
+ * count is shared by every worker and serialised in one place. The request id
+ * doubles as the Update id, so the server also deduplicates a retried RPC.
  */
-import { type Client, WithStartWorkflowOperation, WorkflowNotFoundError } from '@temporalio/client';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type Client, isGrpcServiceError, WithStartWorkflowOperation, WorkflowNotFoundError } from '@temporalio/client';
 import type { Workflow } from '@temporalio/common';
 import {
   type BudgetSettings,
-  EXHAUSTED_SIGNAL,
+  DAILY_LIMIT_UPDATE,
+  type DailyLimitAnswer,
+  type DailyLimitReport,
+  LEDGER_MAX_HISTORY_EVENTS,
   LEDGER_WORKFLOW_TYPE,
   type LedgerInput,
   type LedgerUsage,
   ledgerWorkflowId,
+  RELEASE_UPDATE,
   RESERVE_UPDATE,
+  type ReserveRequest,
   type ReserveResult,
   USAGE_QUERY,
 } from '../../workflows/policy/budget-contracts.js';
@@ -25,43 +31,88 @@ export interface TemporalBudgetGateOptions {
   client: Client;
   /** Where the ledger workflow runs (the worker's main task queue). */
   taskQueue: string;
+  /** The tenant of the worker's credential (IMPORT_TENANT). */
+  tenant: string;
   settings: BudgetSettings;
 }
 
-export class TemporalBudgetGate implements BudgetGate {
-  constructor(private readonly options: TemporalBudgetGateOptions) {}
+/** gRPC's RESOURCE_EXHAUSTED: here, the server's bound on Updates in flight per workflow. */
+const RESOURCE_EXHAUSTED = 8;
+/** How long a burst of reservations keeps waiting its turn before the activity fails (and is retried). */
+const BURST_PATIENCE_MS = 60_000;
+const BURST_BACKOFF_FIRST_MS = 100;
+const BURST_BACKOFF_MAX_MS = 5_000;
 
-  private startOptions(tenant: string) {
-    const input: LedgerInput = { tenant, settings: this.options.settings };
-    return {
-      workflowId: ledgerWorkflowId(tenant),
+/**
+ * Calls `send` until the server admits it. Every try carries the same Update
+ * id, so a grant is neither lost nor counted twice; the waits grow and are
+ * spread at random, so a burst drains instead of retrying in lockstep. (The
+ * client's own gRPC retries give up after ten tries, well inside a burst.)
+ */
+async function admittedInTurn<R>(send: () => Promise<R>): Promise<R> {
+  const started = Date.now();
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await send();
+    } catch (err) {
+      const exhausted = isGrpcServiceError(err) && err.code === RESOURCE_EXHAUSTED;
+      if (!exhausted || Date.now() - started > BURST_PATIENCE_MS) throw err;
+      const ceiling = Math.min(BURST_BACKOFF_MAX_MS, BURST_BACKOFF_FIRST_MS * 2 ** attempt);
+      await sleep(ceiling / 2 + Math.random() * (ceiling / 2));
+    }
+  }
+}
+
+export class TemporalBudgetGate implements BudgetGate {
+  readonly tenant: string;
+
+  constructor(private readonly options: TemporalBudgetGateOptions) {
+    this.tenant = options.tenant;
+  }
+
+  /** One Update to the ledger, starting it when it does not run; `updateId` makes a retried RPC count once. */
+  private update<R>(name: string, updateId: string, arg: ReserveRequest | DailyLimitReport): Promise<R> {
+    const input: LedgerInput = {
+      tenant: this.tenant,
+      settings: this.options.settings,
+      maxHistoryEvents: LEDGER_MAX_HISTORY_EVENTS,
+    };
+    // A WithStartWorkflowOperation serves one call only: each try gets its own.
+    const startOptions = {
+      workflowId: ledgerWorkflowId(this.tenant),
       taskQueue: this.options.taskQueue,
       args: [input],
+      workflowIdConflictPolicy: 'USE_EXISTING' as const,
     };
+    return admittedInTurn(() =>
+      this.options.client.workflow.executeUpdateWithStart<Workflow, R, [unknown]>(name, {
+        args: [arg],
+        updateId,
+        startWorkflowOperation: new WithStartWorkflowOperation(LEDGER_WORKFLOW_TYPE, startOptions),
+      }),
+    );
   }
 
-  async reserve(tenant: string, endpoint: BudgetedEndpoint, requestId: string): Promise<ReserveResult> {
-    const startWorkflowOperation = new WithStartWorkflowOperation(LEDGER_WORKFLOW_TYPE, {
-      ...this.startOptions(tenant),
-      workflowIdConflictPolicy: 'USE_EXISTING',
-    });
-    return this.options.client.workflow.executeUpdateWithStart<Workflow, ReserveResult, [unknown]>(RESERVE_UPDATE, {
-      args: [{ endpoint, requestId }],
-      updateId: requestId,
-      startWorkflowOperation,
-    });
-  }
-
-  async reportExhausted(tenant: string, endpoint: BudgetedEndpoint, untilIso: string): Promise<void> {
-    await this.options.client.workflow.signalWithStart(LEDGER_WORKFLOW_TYPE, {
-      ...this.startOptions(tenant),
-      signal: EXHAUSTED_SIGNAL,
-      signalArgs: [{ endpoint, until: untilIso }],
+  reserve(endpoint: BudgetedEndpoint, requestId: string): Promise<ReserveResult> {
+    // The settings travel with each reservation, so a running ledger learns a changed configuration.
+    return this.update<ReserveResult>(RESERVE_UPDATE, requestId, {
+      endpoint,
+      requestId,
+      settings: this.options.settings,
     });
   }
 
-  async usage(tenant: string): Promise<LedgerUsage> {
-    return (await readLedgerUsage(this.options.client, tenant, this.options.settings)).usage;
+  async release(endpoint: BudgetedEndpoint, requestId: string): Promise<void> {
+    await this.update<void>(RELEASE_UPDATE, `${requestId}/release`, { endpoint, requestId });
+  }
+
+  async reportDailyLimit(report: DailyLimitReport): Promise<string> {
+    const answer = await this.update<DailyLimitAnswer>(DAILY_LIMIT_UPDATE, `${report.requestId}/429`, report);
+    return answer.blockedUntil;
+  }
+
+  async usage(): Promise<LedgerUsage> {
+    return (await readLedgerUsage(this.options.client, this.tenant, this.options.settings)).usage;
   }
 }
 

@@ -372,7 +372,8 @@ export class ServiceClient {
       const text = await res.body.text();
       if (status < 200 || status > 299) {
         const contentType = String(res.headers['content-type'] ?? '');
-        throw await this.statusError(status, text, contentType, details, token, version);
+        const retryAfterMs = parseRetryAfter(res.headers['retry-after'], Date.now());
+        throw await this.statusError(status, text, contentType, { ...details, retryAfterMs }, token, version);
       }
       return r.shape ? parseSuccess(r.shape, text, { ...details, status }, token) : (undefined as T);
     } catch (e) {
@@ -485,6 +486,24 @@ function parseSuccess<T>(shape: Shape<T>, text: string, details: ServiceErrorDet
 }
 
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
+/** Failures to open a connection: the request never reached the service. */
+const NOT_SENT_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+/** Retry-After as delay-seconds or an HTTP date (RFC 9110 10.2.3), in ms from `nowMs`; undefined when unreadable. */
+export function parseRetryAfter(value: string | string[] | undefined, nowMs: number): number | undefined {
+  const text = (Array.isArray(value) ? value[0] : value)?.trim();
+  if (!text) return undefined;
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs);
+}
 
 /** A Timeout or Network error from what undici or the socket threw: its code and a token-free message only. */
 function transportError(e: unknown, details: ServiceErrorDetails, token: string): ServiceError {
@@ -496,6 +515,9 @@ function transportError(e: unknown, details: ServiceErrorDetails, token: string)
     message = err.errors.map((x: { message?: unknown }) => String(x?.message ?? '')).join('; ');
   }
   const said = excerpt(redact([code, message].filter(Boolean).join(': '), [token]));
-  const d = { ...details, serviceMessage: said ?? 'the connection failed without a reason' };
+  // Of an AggregateError, every address must have failed to connect.
+  const codes = Array.isArray(err?.errors) ? err.errors.map((x: { code?: unknown }) => x?.code) : [code];
+  const notSent = codes.length > 0 && codes.every((c) => typeof c === 'string' && NOT_SENT_CODES.has(c));
+  const d = { ...details, serviceMessage: said ?? 'the connection failed without a reason', notSent };
   return code && TIMEOUT_CODES.has(code) ? new Timeout(d) : new Network(d);
 }

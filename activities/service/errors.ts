@@ -21,6 +21,10 @@ export interface ServiceErrorDetails {
   serviceMessage?: string;
   /** For Unauthorized: the token changed since this request was sent, so a retry is a changed request. */
   tokenRotated?: boolean;
+  /** The service's Retry-After, in ms, when it sent a readable one. */
+  retryAfterMs?: number;
+  /** The request never reached the service (connection refused, name not resolved): nothing was spent. */
+  notSent?: boolean;
 }
 
 export abstract class ServiceError extends Error {
@@ -33,6 +37,8 @@ export abstract class ServiceError extends Error {
   readonly errorCode?: string;
   readonly diagnosticCode?: string;
   readonly serviceMessage?: string;
+  readonly retryAfterMs?: number;
+  readonly notSent: boolean;
 
   constructor(summary: string, details: ServiceErrorDetails) {
     super(ServiceError.describe(summary, details));
@@ -43,6 +49,8 @@ export abstract class ServiceError extends Error {
     this.errorCode = details.errorCode;
     this.diagnosticCode = details.diagnosticCode;
     this.serviceMessage = details.serviceMessage;
+    this.retryAfterMs = details.retryAfterMs;
+    this.notSent = details.notSent ?? false;
   }
 
   private static describe(summary: string, d: ServiceErrorDetails): string {
@@ -66,6 +74,7 @@ export abstract class ServiceError extends Error {
       status: this.status,
       errorCode: this.errorCode,
       diagnosticCode: this.diagnosticCode,
+      retryAfterMs: this.retryAfterMs,
     };
   }
 }
@@ -106,11 +115,23 @@ export class BadRequest extends ServiceError {
   }
 }
 
+/**
+ * The errorCode of a spent daily (or rolling 24-hour) quota: the spec's only
+ * documented one (429-101); the import paths' own codes are unpublished. Any
+ * other 429 (the concurrency codes, a bare code, a gateway's plain text) is a
+ * short refusal, retried after its Retry-After or with backoff.
+ */
+export const DAILY_LIMIT_ERROR_CODE = '429-101';
+
 export class RateLimited extends ServiceError {
   override readonly name = 'ServiceRateLimitedError';
   readonly type = 'RateLimited' as const;
   constructor(details: ServiceErrorDetails) {
     super('rate limited', details);
+  }
+
+  get isDailyLimit(): boolean {
+    return this.errorCode === DAILY_LIMIT_ERROR_CODE;
   }
 }
 

@@ -33,7 +33,6 @@ export function createBenchUploader(t: BenchTarget): BenchUploader {
     service,
     s3: new S3Source(createS3Client({ endpoint: t.s3Endpoint, region: 'us-east-1', forcePathStyle: true })),
     budget: new InMemoryBudgetGate(),
-    resetMinuteUtc: 0,
     uploadIdleTimeoutMs: 60_000,
     partSizeBytes: t.partSizeBytes ?? 8 * MiB,
     parallelParts: t.parallelParts ?? 1,

@@ -56,6 +56,7 @@ describe('the worker on a real Temporal server', () => {
         COMPANY_DATA_TOKEN: DEMO_TOKENS.importer,
         S3_ENDPOINT: s3.endpoint,
         IMPORT_TASK_QUEUE: taskQueue,
+        IMPORT_TENANT: TENANT,
         IMPORT_POLL_SCHEDULE: '200ms,500ms',
         WORKER_METRICS_PORT: '0',
       },
@@ -137,9 +138,10 @@ describe('the worker on a real Temporal server', () => {
     const gate = new TemporalBudgetGate({
       client: env.client,
       taskQueue,
+      tenant: `never-used-${randomUUID()}`,
       settings: { limits: SPEC_BUDGET_SETTINGS.limits, headroomPercent: 0, resetMinuteUtc: 0 },
     });
-    const usage = await gate.usage(`never-used-${randomUUID()}`);
+    const usage = await gate.usage();
     expect(usage.createJob).toMatchObject({ used: 0, limit: 1200, remaining: 1200 });
     expect(usage.jobStatus).toMatchObject({ used: 0, limit: 3600, remaining: 3600 });
   });

@@ -68,14 +68,17 @@ async function startWorld(limits: Partial<typeof SPEC_BUDGET_SETTINGS.limits> = 
   const budget = new InMemoryBudgetGate(
     { ...SPEC_BUDGET_SETTINGS, limits: { ...SPEC_BUDGET_SETTINGS.limits, ...limits } },
     () => clock.now,
+    TENANT,
   );
   const activities = createActivities({
     service,
     s3: new S3Source(s3.client),
     budget,
+    // No nightly runs here: no child import is ever looked up.
+    workflows: { statusOf: async () => undefined },
     settings: {
       maxFileBytes: 5 * 1024 ** 3,
-      resetMinuteUtc: 0,
+
       poll: { scheduleMs: [20, 40], jitterRatio: 0 },
       uploadIdleTimeoutMs: 10_000,
       partSizeBytes: 64 * 1024,

@@ -9,12 +9,17 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeListFeedObjects } from '../../activities/list-feed-objects.js';
+import { makeReadImportStates, temporalWorkflowStatuses } from '../../activities/read-import-states.js';
 import { S3Source } from '../../activities/s3/source.js';
 import type { FeedConfig } from '../../temporal.config.js';
 import { type LocalS3, startLocalS3 } from '../../worker/demo/local-s3.js';
 import { applySchedules, desiredSchedules } from '../../worker/schedules.js';
 import type { BudgetUsage } from '../../workflows/policy/activity-contracts.js';
-import type { NightlyImportInput, NightlyImportResult } from '../../workflows/policy/nightly.js';
+import {
+  type NightlyImportInput,
+  type NightlyImportResult,
+  objectImportWorkflowId,
+} from '../../workflows/policy/nightly.js';
 import { createEnvironment } from '../support/temporal-server.js';
 
 const TASK_QUEUE = 'nightly-real-server';
@@ -56,6 +61,7 @@ describe('nightlyImport on a real server', () => {
       activities: {
         listFeedObjects: makeListFeedObjects({ s3: new S3Source(s3.client) }),
         readBudgetUsage: async () => fullBudget,
+        readImportStates: makeReadImportStates({ workflows: temporalWorkflowStatuses(env.client) }),
       },
     });
     running = worker.run();
@@ -85,6 +91,59 @@ describe('nightlyImport on a real server', () => {
 
     const second = await night('nightly-accounts-2');
     expect(second).toMatchObject({ started: 1, succeeded: 0, skippedAlreadyImported: 3, failedCount: 1 });
+  });
+
+  it('counts an import still running from an earlier night apart, and neither starts it again nor calls it imported', async () => {
+    const slowFeed: NightlyImportInput = { feedId: 'slow', feed: { ...feedInput.feed, prefix: 'slow/' } };
+    const childId: Record<string, string> = {};
+    for (const name of ['long.csv', 'quick.csv']) {
+      const key = `slow/${name}`;
+      const put = await s3.client.send(
+        new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: `Account Name\n${name}\n` }),
+      );
+      childId[name] = objectImportWorkflowId(BUCKET, key, put.ETag ?? '');
+    }
+    const first = await env.client.workflow.start('nightlyImport', {
+      taskQueue: TASK_QUEUE,
+      workflowId: 'nightly-slow-1',
+      args: [slowFeed],
+    });
+    const statusOf = temporalWorkflowStatuses(env.client).statusOf;
+    while (
+      (await statusOf(childId['long.csv'] ?? '')) !== 'RUNNING' ||
+      (await statusOf(childId['quick.csv'] ?? '')) !== 'COMPLETED'
+    ) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    // The night is cut short (a timeout, an operator); its abandoned child import runs on.
+    await first.terminate('night cut short');
+
+    const second = (await env.client.workflow.execute('nightlyImport', {
+      taskQueue: TASK_QUEUE,
+      workflowId: 'nightly-slow-2',
+      args: [slowFeed],
+    })) as NightlyImportResult;
+    expect(second).toMatchObject({ started: 0, skippedAlreadyImported: 1, stillRunning: 1 });
+    await env.client.workflow.getHandle(childId['long.csv'] ?? '').terminate('test done');
+  });
+
+  it('two feeds whose prefixes overlap import a shared object once', async () => {
+    await s3.client.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'shared/x.csv', Body: 'Account Name\nx\n' }));
+    const feedOf = (feedId: string, prefix: string): NightlyImportInput => ({
+      feedId,
+      feed: { ...feedInput.feed, prefix },
+    });
+    const run = (id: string, input: NightlyImportInput) =>
+      env.client.workflow.execute('nightlyImport', {
+        taskQueue: TASK_QUEUE,
+        workflowId: id,
+        args: [input],
+      }) as Promise<NightlyImportResult>;
+    expect(await run('nightly-left-1', feedOf('left', 'shared/'))).toMatchObject({ started: 1, succeeded: 1 });
+    expect(await run('nightly-right-1', feedOf('right', 'shared/x'))).toMatchObject({
+      started: 0,
+      skippedAlreadyImported: 1,
+    });
   });
 
   it('schedules apply creates a schedule per feed, then finds nothing to change', async () => {

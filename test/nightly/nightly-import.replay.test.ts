@@ -203,7 +203,13 @@ describe('nightlyImport replays', () => {
     const ref = child(h, o);
     // The page is done once the child has started; the server's hint arrives with that workflow task.
     h.childStarted(ref, { suggestContinueAsNew: true }).childCompleted(ref, { jobId: 1 });
-    const next = { feedId: FEED_ID, feed, tally: tally({ started: 1, succeeded: 1 }), continuationToken: 'token-2' };
+    const next = {
+      feedId: FEED_ID,
+      feed,
+      tally: tally({ started: 1, succeeded: 1 }),
+      continuationToken: 'token-2',
+      childStartsPerRun: CHILD_STARTS_PER_RUN,
+    };
     const seen = await replay(h.continueAsNew([next]));
     expect(seen.continuedAsNew).toEqual([next]);
   });
@@ -234,6 +240,29 @@ describe('nightlyImport replays', () => {
     expect(seen.result).toEqual({ ...carried, started: 501, succeeded: 500 });
   });
 
+  it('continues as new at the child-start threshold its own input carries, whatever the current default', async () => {
+    const serial = { ...feed, maxConcurrentImports: 1 };
+    const [a, b] = [object('a.csv'), object('b.csv')];
+    const h = night({ feed: serial, childStartsPerRun: 2 })
+      .activity('listFeedObjects', page([a], 'page-2'))
+      .activity('readBudgetUsage', { returns: budget(100) });
+    const refA = child(h, a);
+    h.childStarted(refA)
+      .activity('listFeedObjects', page([b], 'page-3'))
+      .childCompleted(refA, { jobId: 1 });
+    const refB = child(h, b);
+    h.childStarted(refB).childCompleted(refB, { jobId: 2 });
+    const next = {
+      feedId: FEED_ID,
+      feed: serial,
+      tally: tally({ started: 2, succeeded: 2 }),
+      continuationToken: 'page-3',
+      childStartsPerRun: CHILD_STARTS_PER_RUN,
+    };
+    const seen = await replay(h.continueAsNew([next]));
+    expect(seen.continuedAsNew).toEqual([next]);
+  });
+
   it('keeps each run bounded for a large feed: continue-as-new at the first page boundary past 500 starts', async () => {
     const serial = { ...feed, maxConcurrentImports: 1 };
     const objects = Array.from({ length: 3 * LIST_PAGE_SIZE }, (_, i) => object(`${String(i).padStart(5, '0')}.csv`));
@@ -260,6 +289,7 @@ describe('nightlyImport replays', () => {
       feed: serial,
       tally: tally({ started: 600, succeeded: 600 }),
       continuationToken: 'page-4',
+      childStartsPerRun: CHILD_STARTS_PER_RUN,
     };
     const history = h.continueAsNew([next]);
     const seen = await replay(history);

@@ -106,6 +106,22 @@ describe('importAllowance', () => {
     expect(importAllowance(usage, 0, now)).toEqual({ allowed: 0, reopensAtMs: Date.parse('2026-11-23T00:00:00.000Z') });
   });
 
+  it('holds back the status polls of every started child: three long jobs cannot spend the 3,600 polls', () => {
+    const usage: BudgetUsage = {
+      createJob: window(0, 1200),
+      submitData: window(0, 1200),
+      jobStatus: window(3500, 3600),
+    };
+    expect(importAllowance(usage, 0, now).allowed).toBe(1);
+    expect(importAllowance(usage, 1, now).allowed).toBe(0);
+    expect(importAllowance(usage, 1, now).reopensAtMs).toBe(Date.parse('2026-11-23T00:00:00.000Z'));
+  });
+
+  it('leaves polls out for runs recorded before they were counted', () => {
+    const usage: BudgetUsage = { createJob: window(0, 1200), jobStatus: window(3600, 3600) };
+    expect(importAllowance(usage, 0, now, { countPolls: false }).allowed).toBe(1200);
+  });
+
   it('counts running children against what is left', () => {
     expect(importAllowance({ createJob: window(1198, 1200) }, 2, now).allowed).toBe(0);
   });

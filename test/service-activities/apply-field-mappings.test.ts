@@ -27,7 +27,7 @@ describe('applyFieldMappings', () => {
     w.sim.clearFaults();
     w.sim.seedFieldMappings('1001', 'account', []);
     budget = budgetWith();
-    apply = makeApplyFieldMappings({ service: w.service, budget, resetMinuteUtc: 0 });
+    apply = makeApplyFieldMappings({ service: w.service, budget });
   });
 
   const run = (set: FieldMappingSet = WANTED) =>

@@ -30,7 +30,7 @@ describe('awaitJobCompletion', () => {
     return {
       service: w.service,
       budget,
-      resetMinuteUtc: 0,
+
       poll: { scheduleMs: [20, 40], jitterRatio: 0 },
       heartbeatIntervalMs: 10,
       ...overrides,
@@ -180,7 +180,7 @@ describe('awaitJobCompletion', () => {
     w.sim.failNext('jobStatus', 429);
     const f = await failureOf(run({ tenant: 't1', jobId, timeoutMs: 60_000 }).result);
     expect(f.type).toBe('DailyLimitReached');
-    expect((await budget.usage('t1')).jobStatus.exhaustedUntil).toEqual(expect.any(String));
+    expect((await budget.usage()).jobStatus.exhaustedUntil).toEqual(expect.any(String));
   });
 
   it('a transient 429 (429-100) fails retryably as RateLimited', async () => {

@@ -33,7 +33,6 @@ describe('awaitJobCompletion and the spelling of job states', () => {
       makeAwaitJobCompletion({
         service: w.service,
         budget: budgetWith(),
-        resetMinuteUtc: 0,
         poll: { scheduleMs: [10], jitterRatio: 0 },
         heartbeatIntervalMs: 5,
       }),

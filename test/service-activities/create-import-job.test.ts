@@ -35,7 +35,7 @@ describe('createImportJob', () => {
   }
   const run = (i: CreateImportJobInput, deps: Partial<Parameters<typeof makeCreateImportJob>[0]> = {}, attempt = 1) =>
     runActivity<CreateImportJobInput, CreateImportJobResult>(
-      makeCreateImportJob({ service: w.service, budget, resetMinuteUtc: 0, ...deps }),
+      makeCreateImportJob({ service: w.service, budget, ...deps }),
       i,
       { attempt },
     );
@@ -114,7 +114,7 @@ describe('createImportJob', () => {
 
   it('a spent createJob budget fails BudgetExhausted with resetsAt, and nothing is created', async () => {
     budget = budgetWith({ createJob: 1 });
-    await budget.reserve('t1', 'createJob', 'someone-else');
+    await budget.reserve('createJob', 'someone-else');
     const i = input();
     const before = w.sim.jobs().length;
     const f = await failureOf(run(i).result);

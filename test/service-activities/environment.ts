@@ -29,5 +29,9 @@ export async function startServiceWorld(options: SimulatorOptions = {}): Promise
 
 /** A budget gate with the spec's limits, except the ones given. */
 export function budgetWith(limits: Partial<Record<BudgetedEndpoint, number>> = {}): InMemoryBudgetGate {
-  return new InMemoryBudgetGate({ ...SPEC_BUDGET_SETTINGS, limits: { ...SPEC_BUDGET_SETTINGS.limits, ...limits } });
+  return new InMemoryBudgetGate(
+    { ...SPEC_BUDGET_SETTINGS, limits: { ...SPEC_BUDGET_SETTINGS.limits, ...limits } },
+    Date.now,
+    't1',
+  );
 }

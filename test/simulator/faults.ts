@@ -35,6 +35,8 @@ export interface FailFault {
   body?: unknown;
   contentType?: string;
   echoToken?: TokenEcho;
+  /** Extra response headers, e.g. `{ 'retry-after': '120' }`. */
+  headers?: Record<string, string>;
 }
 
 interface Counted<T> {

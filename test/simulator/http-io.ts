@@ -13,6 +13,8 @@ export interface Reply {
   status: number;
   body?: unknown;
   contentType?: string;
+  /** Extra response headers, e.g. Retry-After on a 429. */
+  headers?: Record<string, string>;
   unanswered?: boolean;
   /** Answer without reading the rest of the request body, then close the connection. */
   closeUnread?: boolean;
@@ -33,7 +35,7 @@ export function send(res: ServerResponse, reply: Reply): void {
     res.once('finish', () => res.socket?.destroy());
   }
   if (reply.body === undefined) {
-    res.writeHead(reply.status, { 'content-length': '0' });
+    res.writeHead(reply.status, { ...reply.headers, 'content-length': '0' });
     res.end();
     return;
   }
@@ -43,7 +45,11 @@ export function send(res: ServerResponse, reply: Reply): void {
       ? reply.body
       : JSON.stringify(reply.body);
   const bytes = Buffer.isBuffer(reply.body) ? reply.body : Buffer.from(text, 'utf8');
-  res.writeHead(reply.status, { 'content-type': contentType, 'content-length': String(bytes.length) });
+  res.writeHead(reply.status, {
+    ...reply.headers,
+    'content-type': contentType,
+    'content-length': String(bytes.length),
+  });
   res.end(bytes);
 }
 

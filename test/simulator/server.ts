@@ -75,7 +75,13 @@ export interface Simulator {
   failNext(
     endpoint: ServiceEndpoint,
     status: number,
-    options?: { count?: number; body?: unknown; contentType?: string; echoToken?: TokenEcho },
+    options?: {
+      count?: number;
+      body?: unknown;
+      contentType?: string;
+      echoToken?: TokenEcho;
+      headers?: Record<string, string>;
+    },
   ): void;
   delayNext(endpoint: ServiceEndpoint, ms: number, options?: { count?: number }): void;
   resetUploadAfter(bytes: number, options?: { count?: number }): void;
@@ -164,7 +170,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     if (injected?.echoToken) {
       reply = tokenEchoReply(injected.status, req.headers.authorization, injected.echoToken);
     } else if (injected) {
-      reply = faultReply(endpoint, injected);
+      reply = { ...faultReply(endpoint, injected), headers: injected.headers };
     } else {
       if (faults.takeExpireToken(endpoint)) auth.expire(req.headers.authorization);
       const refusal = auth.authorize(req.headers.authorization, endpoint) ?? limits.take(endpoint);
@@ -243,7 +249,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     failNext: (endpoint, status, opts = {}) =>
       faults.failNext(
         endpoint,
-        { status, body: opts.body, contentType: opts.contentType, echoToken: opts.echoToken },
+        { status, body: opts.body, contentType: opts.contentType, echoToken: opts.echoToken, headers: opts.headers },
         opts.count,
       ),
     delayNext: (endpoint, ms, opts = {}) => faults.delayNext(endpoint, ms, opts.count),

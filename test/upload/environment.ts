@@ -8,7 +8,7 @@ import { Readable } from 'node:stream';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Info } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { InMemoryBudgetGate } from '../../activities/budget/in-memory-gate.js';
+import { InMemoryBudgetGate, SPEC_BUDGET_SETTINGS } from '../../activities/budget/in-memory-gate.js';
 import { type RangeRead, S3Source } from '../../activities/s3/source.js';
 import { ServiceClient } from '../../activities/service/client.js';
 import { createTokenSource } from '../../activities/service/token-source.js';
@@ -85,7 +85,7 @@ export async function startWorld(options: WorldOptions = {}): Promise<UploadWorl
     source: new RecordingS3Source(s3.client),
     sim,
     service,
-    budget: new InMemoryBudgetGate(),
+    budget: new InMemoryBudgetGate(SPEC_BUDGET_SETTINGS, Date.now, 'acme'),
     async put(key, body) {
       await s3.client.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: Buffer.from(body) }));
     },
@@ -106,7 +106,7 @@ export function uploadDeps(world: UploadWorld, overrides: Partial<UploadDataDeps
     service: world.service,
     s3: world.source,
     budget: world.budget,
-    resetMinuteUtc: 0,
+
     uploadIdleTimeoutMs: 60_000,
     partSizeBytes: 64 * 1024,
     parallelParts: 1,

@@ -278,7 +278,6 @@ async function pollOnce(
     makeAwaitJobCompletion({
       service: w.service,
       budget: budgetWith(),
-      resetMinuteUtc: 0,
       poll: { scheduleMs: [100], jitterRatio: 0 },
       heartbeatIntervalMs: 20,
     }),

@@ -27,7 +27,6 @@ function deps(overrides: Partial<InspectSourceDeps> = {}): InspectSourceDeps {
     maxFileBytes: 5 * 1024 ** 3,
     service: world.service,
     budget: world.budget,
-    resetMinuteUtc: 0,
     reference: new ReferenceCache(),
     ...overrides,
   };

@@ -1,14 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import type { BudgetSettings, LedgerState } from '../../workflows/policy/budget-contracts.js';
 import {
+  clearExhausted,
   createState,
+  DEFAULT_STOP_GRANTING_BEFORE_RESET_MS,
   effectiveLimit,
   exhaustedSignalProblem,
   MAX_ANSWERED,
   markExhausted,
+  release,
+  reportDailyLimit,
   reserve,
   reserveRequestProblem,
   rollover,
+  stricterSettings,
   usage,
   windowEndMs,
 } from '../../workflows/policy/budget-ledger-state.js';
@@ -149,5 +154,92 @@ describe('budget ledger state', () => {
     expect(exhaustedSignalProblem({ endpoint: 'createJob', until: 'tomorrow' })).toBe(
       'exhausted: until must be an ISO timestamp, got "tomorrow"',
     );
+  });
+
+  it('gives back a grant whose call never left, once, so the limit is reachable again', () => {
+    const { state } = reserveMany(createState(settings, T0), settings, 3);
+    const released = release(state, settings, { endpoint: 'createJob', requestId: 'r1' }, T0);
+    expect(released.used.createJob).toBe(2);
+    expect(release(released, settings, { endpoint: 'createJob', requestId: 'r1' }, T0).used.createJob).toBe(2);
+    expect(reserve(released, settings, { endpoint: 'createJob', requestId: 'again' }, T0).result.granted).toBe(true);
+  });
+
+  it('gives back nothing for a grant of an earlier window', () => {
+    const { state } = reserveMany(createState(settings, T0), settings, 1);
+    const tomorrow = T0 + 86_400_000;
+    expect(release(state, settings, { endpoint: 'createJob', requestId: 'r0' }, tomorrow).used).toEqual({});
+  });
+
+  it('grants nothing in the last minutes before the reset, and grants again after it', () => {
+    const reset = Date.parse('2026-11-23T00:00:00Z');
+    const late = reset - DEFAULT_STOP_GRANTING_BEFORE_RESET_MS + 1_000;
+    const state = createState(settings, late);
+    const refused = reserve(state, settings, { endpoint: 'submitData', requestId: 'late' }, late).result;
+    expect(refused).toEqual({ granted: false, resetsAt: '2026-11-23T00:00:00.000Z' });
+    expect(reserve(state, settings, { endpoint: 'submitData', requestId: 'late' }, reset).result.granted).toBe(true);
+    const early = reset - DEFAULT_STOP_GRANTING_BEFORE_RESET_MS - 1_000;
+    expect(reserve(state, settings, { endpoint: 'submitData', requestId: 'early' }, early).result.granted).toBe(true);
+  });
+
+  it('blocks after an unexpected daily 429 for 15, then 30, then 60 minutes, never past the reset', () => {
+    const justAfterReset = Date.parse('2026-11-22T00:01:00Z');
+    let state = createState(settings, justAfterReset);
+    let now = justAfterReset;
+    const blocks: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const next = reportDailyLimit(state, settings, { endpoint: 'createJob', requestId: `q${i}` }, now);
+      state = next.state;
+      blocks.push((Date.parse(next.blockedUntil) - now) / 60_000);
+      now = Date.parse(next.blockedUntil);
+    }
+    expect(blocks).toEqual([15, 30, 60]);
+    const lateInDay = Date.parse('2026-11-22T23:50:00Z');
+    const capped = reportDailyLimit(state, settings, { endpoint: 'createJob', requestId: 'q9' }, lateInDay);
+    expect(capped.blockedUntil).toBe('2026-11-23T00:00:00.000Z');
+  });
+
+  it("keeps a block while it holds (workers refused at the same moment), and honours the service's Retry-After", () => {
+    const first = reportDailyLimit(createState(settings, T0), settings, { endpoint: 'jobStatus', requestId: 'a' }, T0);
+    const again = reportDailyLimit(first.state, settings, { endpoint: 'jobStatus', requestId: 'b' }, T0 + 1_000);
+    expect(again.blockedUntil).toBe(first.blockedUntil);
+    const told = reportDailyLimit(
+      createState(settings, T0),
+      settings,
+      { endpoint: 'jobStatus', requestId: 'c', retryAfterMs: 7_200_000 },
+      T0,
+    );
+    expect(Date.parse(told.blockedUntil) - T0).toBe(7_200_000);
+  });
+
+  it('clears a block an operator set by mistake, for one endpoint or all', () => {
+    let state = markExhausted(
+      createState(settings, T0),
+      settings,
+      { endpoint: 'createJob', until: '2026-11-23T00:00:00Z' },
+      T0,
+    );
+    state = markExhausted(state, settings, { endpoint: 'submitData', until: '2026-11-23T00:00:00Z' }, T0);
+    const one = clearExhausted(state, settings, { endpoint: 'createJob' }, T0);
+    expect(Object.keys(one.exhaustedUntil)).toEqual(['submitData']);
+    expect(reserve(one, settings, { endpoint: 'createJob', requestId: 'x' }, T0).result.granted).toBe(true);
+    expect(clearExhausted(state, settings, {}, T0).exhaustedUntil).toEqual({});
+  });
+
+  it('takes the stricter of two settings for the window in progress, keeping its reset time', () => {
+    const other: BudgetSettings = {
+      ...settings,
+      limits: { ...settings.limits, createJob: 10, submitData: 100 },
+      headroomPercent: 20,
+      resetMinuteUtc: 360,
+    };
+    const merged = stricterSettings(settings, other);
+    expect(merged.limits).toMatchObject({ createJob: 3, submitData: 100, jobStatus: 3600 });
+    expect(merged.headroomPercent).toBe(20);
+    expect(merged.resetMinuteUtc).toBe(0);
+  });
+
+  it('rejects a reservation carrying malformed settings', () => {
+    const request = { endpoint: 'createJob', requestId: 'x', settings: { ...settings, headroomPercent: 'lots' } };
+    expect(reserveRequestProblem(request)).toBe('reserve: settings.headroomPercent must be 0-100');
   });
 });

@@ -8,8 +8,11 @@ import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { LEDGER_MAX_HISTORY_EVENTS } from '../../workflows/budget-ledger.js';
-import type { BudgetSettings, LedgerInput } from '../../workflows/policy/budget-contracts.js';
+import {
+  type BudgetSettings,
+  LEDGER_MAX_HISTORY_EVENTS,
+  type LedgerInput,
+} from '../../workflows/policy/budget-contracts.js';
 import { BUDGETED_ENDPOINTS, type BudgetedEndpoint } from '../../workflows/policy/endpoints.js';
 import { type History, HistoryBuilder } from './history-builder.js';
 
@@ -79,6 +82,20 @@ describe('budgetLedger replays', () => {
     const history = h.continueAsNew([input]);
     expect(history.events.length).toBeGreaterThan(LEDGER_MAX_HISTORY_EVENTS);
     await replay(history);
+  });
+
+  it("a run continues as new at the threshold its own input carries, whatever the code's current default", async () => {
+    const lowered: LedgerInput = { ...input, maxHistoryEvents: 1_500 };
+    const h = new HistoryBuilder({ workflowType: 'budgetLedger', args: [lowered], startTime: START });
+    const windowTimer = h.startTimer(MIDNIGHT_MS - h.now);
+    let n = 0;
+    while (h.length + 2 <= 1_500) {
+      n += 1;
+      h.update('reserve', [{ endpoint: 'jobStatus', requestId: `wf-1/${n}/1` }], { granted: true, remaining: 0 });
+    }
+    h.update('reserve', [{ endpoint: 'jobStatus', requestId: 'last' }], { granted: true, remaining: 0 });
+    h.cancelTimer(windowTimer);
+    await replay(h.continueAsNew([lowered]));
   });
 
   it('a history that continues as new before the window ends fails with DeterminismViolationError', async () => {

@@ -72,7 +72,7 @@ describe('failure classification', () => {
 });
 
 describe('activity options per step', () => {
-  const ctx = { jobTimeoutMs: 3_600_000, uploadTaskQueue: 'imports-uploads' };
+  const ctx = { jobTimeoutMs: 3_600_000, uploadTaskQueue: 'imports-uploads', pollTaskQueue: 'imports-polls' };
 
   it('retries transient failures with backoff and never the non-retryable ones', () => {
     expect(ACTIVITY_RETRY_POLICY).toMatchObject({
@@ -104,8 +104,9 @@ describe('activity options per step', () => {
     });
   });
 
-  it('lets the completion wait run for the job timeout plus a margin', () => {
+  it('lets the completion wait run for the job timeout plus a margin, in slots of its own', () => {
     expect(activityOptionsFor('awaitJobCompletion', ctx)).toMatchObject({
+      taskQueue: 'imports-polls',
       startToCloseTimeout: 3_600_000 + AWAIT_TIMEOUT_MARGIN_MS,
       heartbeatTimeout: 120_000,
     });

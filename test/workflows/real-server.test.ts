@@ -10,17 +10,20 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CliContext } from '../../worker/cli/context.js';
+import { statusCommand } from '../../worker/cli/status-command.js';
 import type { budgetLedger } from '../../workflows/budget-ledger.js';
 import type { importFile } from '../../workflows/import-file.js';
 import type {
+  AllActivities,
   AwaitJobCompletionInput,
   CreateImportJobInput,
-  ImportActivities,
 } from '../../workflows/policy/activity-contracts.js';
 import {
   EXHAUSTED_SIGNAL,
   type LedgerUsage,
   ledgerWorkflowId,
+  pollTaskQueue,
   RESERVE_UPDATE,
   type ReserveRequest,
   type ReserveResult,
@@ -48,7 +51,7 @@ import {
   uploaded,
 } from './import-fixtures.js';
 
-type Step = keyof ImportActivities;
+type Step = keyof AllActivities;
 type Outcome = { returns: unknown } | { fails: FailureSpec };
 
 /** Activities that answer from a script, one outcome per call, and record what they were asked. */
@@ -61,6 +64,9 @@ function scriptedActivities(script: Partial<Record<Step, Outcome[]>>) {
     uploadData: uploaded,
     awaitJobCompletion: jobCompleted,
     readBudgetUsage: {},
+    readImportStates: {},
+    listFeedObjects: { objects: [] },
+    countWindowSpend: { createJob: 0, submitData: 0, listJobs: 0 },
   };
   const answer = (step: Step) => async (input: unknown) => {
     calls.push({ step, input, taskQueue: Context.current().info.taskQueue });
@@ -72,7 +78,7 @@ function scriptedActivities(script: Partial<Record<Step, Outcome[]>>) {
     return outcome.returns;
   };
   const steps = Object.keys(defaults) as Step[];
-  const activities = Object.fromEntries(steps.map((s) => [s, answer(s)])) as unknown as ImportActivities;
+  const activities = Object.fromEntries(steps.map((s) => [s, answer(s)])) as unknown as AllActivities;
   return { activities, calls, callsOf: (step: Step) => calls.filter((c) => c.step === step) };
 }
 
@@ -95,7 +101,7 @@ describe('workflows on a real Temporal server', () => {
   });
 
   /** Runs `body` with a workflow worker and an upload worker, both serving `activities`. */
-  async function withWorkers<T>(activities: ImportActivities, body: (taskQueue: string) => Promise<T>): Promise<T> {
+  async function withWorkers<T>(activities: AllActivities, body: (taskQueue: string) => Promise<T>): Promise<T> {
     const taskQueue = `wf-test-${process.pid}-${++testNumber}`;
     const main = await Worker.create({
       connection: env.nativeConnection,
@@ -108,7 +114,12 @@ describe('workflows on a real Temporal server', () => {
       taskQueue: uploadTaskQueue(taskQueue),
       activities: { uploadData: activities.uploadData },
     });
-    return main.runUntil(uploads.runUntil(body(taskQueue)));
+    const polls = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue: pollTaskQueue(taskQueue),
+      activities: { awaitJobCompletion: activities.awaitJobCompletion },
+    });
+    return main.runUntil(uploads.runUntil(polls.runUntil(body(taskQueue))));
   }
 
   function startImport(taskQueue: string, input: ImportFileInput = importInput) {
@@ -141,7 +152,7 @@ describe('workflows on a real Temporal server', () => {
     return cause as ApplicationFailure;
   }
 
-  it('imports a file: every step once, the upload on the upload queue, calls summed', async () => {
+  it('imports a file: every step once, the upload and the completion poll on queues of their own, calls summed', async () => {
     const { activities, calls, callsOf } = scriptedActivities({});
     const { result, workflowId, taskQueue } = await withWorkers(activities, async (taskQueue) => {
       const handle = await startImport(taskQueue);
@@ -159,6 +170,7 @@ describe('workflows on a real Temporal server', () => {
     });
     const upload = callsOf('uploadData')[0];
     expect(upload?.taskQueue).toBe(uploadTaskQueue(taskQueue));
+    expect(callsOf('awaitJobCompletion')[0]?.taskQueue).toBe(pollTaskQueue(taskQueue));
     expect(upload?.input).toMatchObject({ listAction: 'noop', etag: inspected.etag, tenant: 'acme' });
     expect(result).toMatchObject({
       jobId: jobCreated.jobId,
@@ -239,6 +251,64 @@ describe('workflows on a real Temporal server', () => {
     expect(callsOf('uploadData')).toHaveLength(2);
     expect(callsOf('createImportJob')).toHaveLength(1);
     expect(result.state).toBe('completed');
+  });
+
+  it('with await-retry, a retry sent while the failing step still runs is kept and honoured', async () => {
+    const { activities, callsOf } = scriptedActivities({});
+    let attempts = 0;
+    const withEarlyRetry: AllActivities = {
+      ...activities,
+      async uploadData(input) {
+        attempts += 1;
+        if (attempts > 1) return activities.uploadData(input);
+        // The operator saw the step fail in `status` and sent retry before the workflow began to wait.
+        const workflowId = Context.current().info.workflowExecution?.workflowId ?? '';
+        await env.client.workflow.getHandle(workflowId).signal(RETRY_SIGNAL);
+        throw ApplicationFailure.create({ type: 'Forbidden', message: 'no import permission', nonRetryable: true });
+      },
+    };
+    // Short enough that a dropped signal fails the test instead of waiting the default 7 days.
+    const input: ImportFileInput = { ...importInput, onFailure: 'await-retry', awaitRetryTimeoutMs: 30_000 };
+    const result = await withWorkers(withEarlyRetry, async (taskQueue) =>
+      (await startImport(taskQueue, input)).result(),
+    );
+    expect(attempts).toBe(2);
+    expect(callsOf('createImportJob')).toHaveLength(1);
+    expect(result.state).toBe('completed');
+  });
+
+  it('status shows the attempt and last failure of a step Temporal keeps retrying', async () => {
+    const { activities } = scriptedActivities({});
+    const failing: AllActivities = {
+      ...activities,
+      async createImportJob() {
+        throw ApplicationFailure.create({ type: 'ServerError', message: 'POST /import/v1/job: the service failed' });
+      },
+    };
+    const lines = await withWorkers(failing, async (taskQueue) => {
+      const handle = await startImport(taskQueue);
+      for (;;) {
+        const pending = (await handle.describe()).raw.pendingActivities ?? [];
+        if ((pending[0]?.attempt ?? 0) >= 2 && pending[0]?.lastFailure) break;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      const printed: string[] = [];
+      const ctx: CliContext = {
+        env: {},
+        connect: async () => ({ client: env.client, close: async () => {} }),
+        print: (line) => printed.push(line),
+        warn: (line) => printed.push(line),
+        now: () => new Date(),
+      };
+      await statusCommand(handle.workflowId, ctx);
+      await handle.terminate('test done');
+      return printed;
+    });
+    expect(lines).toContainEqual(
+      expect.stringMatching(
+        /^retrying {2}createImportJob: attempt \d+, next attempt .+; last failure ServerError: POST \/import\/v1\/job: the service failed$/,
+      ),
+    );
   });
 
   it('with await-retry, an abandon signal fails the import with the step and its cause', async () => {

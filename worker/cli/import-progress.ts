@@ -23,6 +23,34 @@ export function uploadProgressOf(description: Pick<WorkflowExecutionDescription,
   return undefined;
 }
 
+/** A pending activity that is being retried: Temporal retries it silently, so the workflow's own progress cannot tell. */
+export interface RetryingStep {
+  activity: string;
+  attempt: number;
+  lastFailure: string;
+  /** ISO instant of the next attempt, when one is scheduled. */
+  nextAttemptAt?: string;
+}
+
+/** The pending activities past their first attempt, with their last failure. */
+export function retryingStepsOf(description: Pick<WorkflowExecutionDescription, 'raw'>): RetryingStep[] {
+  const steps: RetryingStep[] = [];
+  for (const activity of description.raw.pendingActivities ?? []) {
+    const attempt = activity.attempt ?? 1;
+    if (attempt <= 1 || !activity.lastFailure) continue;
+    const failure = activity.lastFailure;
+    const type = failure.applicationFailureInfo?.type;
+    const seconds = activity.nextAttemptScheduleTime?.seconds;
+    steps.push({
+      activity: activity.activityType?.name ?? 'unknown',
+      attempt,
+      lastFailure: `${type ? `${type}: ` : ''}${failure.message ?? ''}`,
+      ...(seconds != null ? { nextAttemptAt: new Date(Number(seconds) * 1000).toISOString() } : {}),
+    });
+  }
+  return steps;
+}
+
 /** The progress query's answer, or undefined while no worker answers (not started yet, or none running). */
 export async function queryProgress(handle: WorkflowHandle): Promise<ImportProgress | undefined> {
   try {

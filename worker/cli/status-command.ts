@@ -4,7 +4,7 @@ import { loadTemporalConfig } from '../../temporal.config.js';
 import type { ImportFileResult } from '../../workflows/policy/import-workflow-contract.js';
 import { workflowUiLink } from './connect.js';
 import { type CliContext, withClient } from './context.js';
-import { formatBytes, queryProgress, uploadProgressOf, waitingNote } from './import-progress.js';
+import { formatBytes, queryProgress, retryingStepsOf, uploadProgressOf, waitingNote } from './import-progress.js';
 import { describeResult } from './start-command.js';
 import { failureReason } from './watch-import.js';
 
@@ -29,6 +29,10 @@ export async function statusCommand(workflowId: string, ctx: CliContext): Promis
       else if (progress.totalBytes !== undefined) ctx.print(`size      ${formatBytes(progress.totalBytes)}`);
       const note = waitingNote(progress, workflowId);
       if (note) ctx.print(`waiting   ${note}`);
+      for (const r of retryingStepsOf(description)) {
+        const next = r.nextAttemptAt ? `, next attempt ${r.nextAttemptAt}` : '';
+        ctx.print(`retrying  ${r.activity}: attempt ${r.attempt}${next}; last failure ${r.lastFailure}`);
+      }
       if (progress.lastError) {
         ctx.print(`last error ${progress.lastError.step}: ${progress.lastError.type}: ${progress.lastError.message}`);
       }

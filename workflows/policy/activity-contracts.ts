@@ -6,9 +6,12 @@
 import type { ApiCallCounts } from './endpoints.js';
 import type { EntityType, FieldMapping, FieldMappingSet, ListAction } from './import-input.js';
 
-/** Every activity that calls the service says whose budget it spends. */
+/**
+ * The tenant an import names, if any. Budgets are always those of the
+ * worker's own credential; an activity refuses an input naming another tenant.
+ */
 export interface BudgetScope {
-  tenant: string;
+  tenant?: string;
 }
 
 export interface InspectSourceInput extends BudgetScope {
@@ -123,7 +126,7 @@ export interface PollProgress {
 }
 
 export interface BudgetUsageInput {
-  tenant: string;
+  tenant?: string;
 }
 
 export interface EndpointUsage {
@@ -137,6 +140,25 @@ export interface EndpointUsage {
 }
 
 export type BudgetUsage = Record<string, EndpointUsage>;
+
+export interface WindowSpendInput {
+  /** ISO instant the ledger's window began. */
+  windowStart: string;
+}
+
+/** Calls the service's own record shows spent in a window, and the list calls it took to read it. */
+export interface WindowSpend {
+  createJob: number;
+  submitData: number;
+  listJobs: number;
+}
+
+export interface ReadImportStatesInput {
+  workflowIds: string[];
+}
+
+/** Where a child import's workflow id stands: never started, running, completed, or ended any other way. */
+export type ImportState = 'absent' | 'running' | 'completed' | 'ended-otherwise';
 
 export interface ListFeedObjectsInput {
   bucket: string;
@@ -179,7 +201,14 @@ export type ImportActivityName = keyof ImportActivities;
 export interface NightlyActivities {
   listFeedObjects(input: ListFeedObjectsInput): Promise<ListFeedObjectsResult>;
   readBudgetUsage(input: BudgetUsageInput): Promise<BudgetUsage>;
+  readImportStates(input: ReadImportStatesInput): Promise<Record<string, ImportState>>;
+}
+
+/** The activities the budget ledger calls. */
+export interface LedgerActivities {
+  /** Run by the budget ledger when it starts without counts. */
+  countWindowSpend(input: WindowSpendInput): Promise<WindowSpend>;
 }
 
 /** Every activity any workflow proxies: what the worker must register, checked by the compiler. */
-export type AllActivities = ImportActivities & NightlyActivities;
+export type AllActivities = ImportActivities & NightlyActivities & LedgerActivities;

@@ -7,7 +7,14 @@ import type { BudgetedEndpoint } from './endpoints.js';
 
 export const LEDGER_WORKFLOW_TYPE = 'budgetLedger';
 export const RESERVE_UPDATE = 'reserve';
+/** Gives back a grant whose call never reached the service (refused connection, DNS failure). */
+export const RELEASE_UPDATE = 'release';
+/** A worker's report of the service's daily-limit 429; answers how long the endpoint stays blocked. */
+export const DAILY_LIMIT_UPDATE = 'dailyLimitReached';
+/** An operator's block of one endpoint until an instant (a later block than one already known wins). */
 export const EXHAUSTED_SIGNAL = 'exhausted';
+/** An operator's way out of a block set by mistake: `{ endpoint }` clears one endpoint, `{}` all of them. */
+export const CLEAR_EXHAUSTED_SIGNAL = 'clearExhausted';
 export const USAGE_QUERY = 'usage';
 
 export function ledgerWorkflowId(tenant: string): string {
@@ -18,15 +25,45 @@ export interface BudgetSettings {
   limits: Record<BudgetedEndpoint, number>;
   headroomPercent: number;
   resetMinuteUtc: number;
+  /**
+   * Nothing is granted this long before the reset: such a call may reach the
+   * service after its window turned and count against the next one, which
+   * the ledger starts from zero. Absent (settings of older ledgers): the default.
+   */
+  stopGrantingBeforeResetMs?: number;
 }
 
 export interface ReserveRequest {
   endpoint: BudgetedEndpoint;
   /** Idempotency: a retried reservation with the same id is answered, not counted, again. */
   requestId: string;
+  /**
+   * The caller's configured settings. A running ledger would otherwise keep
+   * the settings it was started with forever: the stricter of the two applies
+   * at once, the caller's as a whole from the next window.
+   */
+  settings?: BudgetSettings;
 }
 
 export type ReserveResult = { granted: true; remaining: number } | { granted: false; resetsAt: string };
+
+/** The requestId of the reservation whose call the service refused; it is also the Update id. */
+export interface DailyLimitReport {
+  endpoint: BudgetedEndpoint;
+  requestId: string;
+  /** The service's Retry-After, when it sent one: honoured as given. */
+  retryAfterMs?: number;
+}
+
+export interface DailyLimitAnswer {
+  /** ISO instant until which the ledger grants nothing on the endpoint. */
+  blockedUntil: string;
+}
+
+export interface ClearExhaustedSignal {
+  /** Absent: every endpoint. */
+  endpoint?: BudgetedEndpoint;
+}
 
 export interface ExhaustedSignal {
   endpoint: BudgetedEndpoint;
@@ -41,17 +78,44 @@ export interface LedgerState {
   windowStartMs: number;
   used: Record<string, number>;
   exhaustedUntil: Record<string, string>;
+  /**
+   * Daily-limit 429s reported per endpoint in this window: each one blocks
+   * longer (15, 30, 60 min ...), since the service's reset time is unknown.
+   * Absent in the state of older ledgers.
+   */
+  dailyLimitStrikes?: Record<string, number>;
   /** requestId -> the answer it got, for this window only. */
   answered: Record<string, ReserveResult>;
 }
+
+/**
+ * The history length at which new ledger runs continue as new: well below the
+ * server's 50k-event warning, and the carried state is small, so a fresh run
+ * is cheap. Changing it is safe: each run reads its own from its input.
+ */
+export const LEDGER_MAX_HISTORY_EVENTS = 2_000;
 
 export interface LedgerInput {
   tenant: string;
   settings: BudgetSettings;
   state?: LedgerState;
+  /**
+   * History length at which this run continues as new. A run's threshold
+   * must never change while it runs (replay would take another path), so it
+   * travels in the input; runs started before it did use 2,000.
+   */
+  maxHistoryEvents?: number;
 }
 
 /** The task queue the upload activity runs on: a second worker with its own, lower concurrency. */
 export function uploadTaskQueue(taskQueue: string): string {
   return `${taskQueue}-uploads`;
+}
+
+/**
+ * The task queue awaitJobCompletion runs on: a poll holds its slot for up to a
+ * day, so polls get slots of their own and never starve the short activities.
+ */
+export function pollTaskQueue(taskQueue: string): string {
+  return `${taskQueue}-polls`;
 }

@@ -44,6 +44,10 @@ export const PipelineFailure = {
   BudgetExhausted: 'BudgetExhausted',
   /** The service answered 429 for a daily limit before our ledger did. */
   DailyLimitReached: 'DailyLimitReached',
+  /** The input names a tenant other than the one whose credential this worker holds. */
+  TenantMismatch: 'TenantMismatch',
+  /** The ledger refused to consider a reservation (a malformed request): retrying cannot help. */
+  BudgetReservationRejected: 'BudgetReservationRejected',
 } as const;
 
 export type FailureType =
@@ -76,6 +80,8 @@ export const NON_RETRYABLE_FAILURES: readonly FailureType[] = [
   'JobTimedOut',
   'BudgetExhausted',
   'DailyLimitReached',
+  'TenantMismatch',
+  'BudgetReservationRejected',
 ];
 
 /**
@@ -102,16 +108,6 @@ export const OPERATOR_FIXABLE_FAILURES: readonly FailureType[] = [
 
 /** Failures that mean "a daily window is spent": wait for its reset, never fail. */
 export const BUDGET_WAIT_FAILURES: readonly FailureType[] = ['BudgetExhausted', 'DailyLimitReached'];
-
-/**
- * 429 codes of the spec that clear by themselves within seconds (concurrency
- * limits); every other 429 on an import path is a spent daily window.
- */
-export const TRANSIENT_RATE_LIMIT_CODES = ['429-100', '429-102'] as const;
-
-export function isTransientRateLimit(errorCode: string | undefined): boolean {
-  return errorCode !== undefined && (TRANSIENT_RATE_LIMIT_CODES as readonly string[]).includes(errorCode);
-}
 
 /** Details carried by a BudgetExhausted / DailyLimitReached failure. */
 export interface BudgetWaitDetails {

@@ -12,11 +12,6 @@ export const RETRY_SIGNAL = 'retry';
 /** Gives up on a failed step: the workflow fails with the step's error. */
 export const ABANDON_SIGNAL = 'abandon';
 
-/**
- * The workflow cannot read configuration, so an input without a tenant counts
- * against this one; the CLI and schedules fill `tenant` from config instead.
- */
-export const DEFAULT_TENANT = 'default';
 export const DEFAULT_JOB_TIMEOUT_MS = 24 * 60 * 60 * 1000;
 export const DEFAULT_AWAIT_RETRY_TIMEOUT_MS = 7 * 24 * 60 * 60 * 1000;
 
@@ -55,7 +50,8 @@ export interface AwaitingRetry {
  */
 export interface ImportProgress {
   phase: ImportPhase;
-  tenant: string;
+  /** The tenant the input named, if any (the budgets are always the worker's tenant's). */
+  tenant?: string;
   jobId?: number;
   jobState?: string;
   totalBytes?: number;

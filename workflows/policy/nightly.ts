@@ -46,6 +46,11 @@ export interface NightlyTally {
   failedCount: number;
   /** Objects whose start waited for a daily budget window to reset. */
   deferredForBudget: number;
+  /**
+   * Objects whose import still runs from an earlier night: neither imported
+   * nor started again. Absent in tallies of runs recorded before it existed.
+   */
+  stillRunning?: number;
 }
 
 export type NightlyImportResult = NightlyTally;
@@ -55,6 +60,12 @@ export interface NightlyImportInput {
   feed: NightlyFeed;
   tally?: NightlyTally;
   continuationToken?: string;
+  /**
+   * Child starts after which this run continues as new. A run's threshold
+   * must not change while it runs (replay would take another path), so it
+   * travels in the input; runs started before it did use 500.
+   */
+  childStartsPerRun?: number;
 }
 
 /** Keeps the result (and the continue-as-new input) far below Temporal's payload limit. */
@@ -63,7 +74,15 @@ const MAX_REASON_LENGTH = 500;
 const MAX_IMPORT_NAME_LENGTH = 200;
 
 export function emptyTally(): NightlyTally {
-  return { started: 0, skippedAlreadyImported: 0, succeeded: 0, failed: [], failedCount: 0, deferredForBudget: 0 };
+  return {
+    started: 0,
+    skippedAlreadyImported: 0,
+    succeeded: 0,
+    failed: [],
+    failedCount: 0,
+    deferredForBudget: 0,
+    stillRunning: 0,
+  };
 }
 
 export function recordFailure(tally: NightlyTally, failure: NightlyFailure): void {
@@ -79,10 +98,16 @@ export function normaliseEtag(etag: string): string {
 }
 
 /**
- * One object version, one workflow id: with ALLOW_DUPLICATE_FAILED_ONLY the
- * same object is never imported twice, a failed one can run again, and a
- * changed object (new ETag) is a new import.
+ * One object version, one workflow id, whichever feed (or person) starts it:
+ * with ALLOW_DUPLICATE_FAILED_ONLY the same object version is never imported
+ * twice, a failed one can run again, and a changed object (new ETag) is a new
+ * import. Two feeds whose prefixes overlap therefore import an object once.
  */
+export function objectImportWorkflowId(bucket: string, key: string, etag: string): string {
+  return `import-${fnv1a64(`${bucket}/${key}/${normaliseEtag(etag)}`)}`;
+}
+
+/** The per-feed id nights used before `objectImportWorkflowId`: still looked up, so those imports are not repeated. */
 export function feedObjectWorkflowId(feedId: string, bucket: string, key: string, etag: string): string {
   return `import-${feedId}-${fnv1a64(`${bucket}/${key}/${normaliseEtag(etag)}`)}`;
 }
@@ -111,8 +136,14 @@ export function importInputForObject(feedId: string, feed: NightlyFeed, object: 
   return input;
 }
 
-/** Each child import spends one call of each of these daily budgets. */
-export const ENDPOINTS_SPENT_PER_IMPORT = ['createJob', 'submitData'] as const;
+/**
+ * What one child import spends of each daily budget: a job, an upload, and
+ * its status polls. The polls are an estimate (an hour of polling at the
+ * slowest rate); a child that needs more waits for the budget itself. Runs
+ * recorded before polls were counted leave them out.
+ */
+export const CALLS_PER_IMPORT = { createJob: 1, submitData: 1, jobStatus: 60 } as const;
+const CALLS_PER_IMPORT_WITHOUT_POLLS = { createJob: 1, submitData: 1 } as const;
 
 export interface ImportAllowance {
   /** How many more child imports may start now; Infinity when the ledger tracks none of the endpoints. */
@@ -127,15 +158,21 @@ export interface ImportAllowance {
  * are subtracted: an overestimate would only make children wait for the
  * budget themselves, but an honest count keeps them from piling up.
  */
-export function importAllowance(usage: BudgetUsage, runningChildren: number, nowMs: number): ImportAllowance {
+export function importAllowance(
+  usage: BudgetUsage,
+  runningChildren: number,
+  nowMs: number,
+  options: { countPolls: boolean } = { countPolls: true },
+): ImportAllowance {
   let allowed = Number.POSITIVE_INFINITY;
   let reopensAtMs: number | undefined;
-  for (const endpoint of ENDPOINTS_SPENT_PER_IMPORT) {
+  const costs: Record<string, number> = options.countPolls ? CALLS_PER_IMPORT : CALLS_PER_IMPORT_WITHOUT_POLLS;
+  for (const [endpoint, cost] of Object.entries(costs)) {
     const window = usage[endpoint];
     if (!window) continue;
     const refusedUntilMs = window.exhaustedUntil ? Date.parse(window.exhaustedUntil) : Number.NaN;
     const refused = refusedUntilMs > nowMs;
-    const left = refused ? 0 : Math.max(0, window.remaining - runningChildren);
+    const left = refused ? 0 : Math.max(0, Math.floor((window.remaining - runningChildren * cost) / cost));
     if (left < allowed) allowed = left;
     if (left === 0) {
       const reopens = Math.max(Date.parse(window.resetsAt), refused ? refusedUntilMs : 0);

@@ -32,6 +32,8 @@ export interface StepOptionsContext {
   jobTimeoutMs: number;
   /** The queue the upload worker listens on. */
   uploadTaskQueue: string;
+  /** The queue the job-completion poll worker listens on. */
+  pollTaskQueue: string;
 }
 
 export function activityOptionsFor(step: ImportStep, ctx: StepOptionsContext): ActivityOptions {
@@ -50,6 +52,7 @@ export function activityOptionsFor(step: ImportStep, ctx: StepOptionsContext): A
       };
     case 'awaitJobCompletion':
       return {
+        taskQueue: ctx.pollTaskQueue,
         startToCloseTimeout: ctx.jobTimeoutMs + AWAIT_TIMEOUT_MARGIN_MS,
         heartbeatTimeout: AWAIT_HEARTBEAT_MS,
         retry,
