@@ -8,16 +8,19 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import {
   type BudgetWaitDetails,
   type FailureType,
+  isRetryableByDefault,
   isTransientRateLimit,
-  NON_RETRYABLE_FAILURES,
 } from '../workflows/policy/failure-types.js';
-import { ServiceError, Unauthorized } from './service/errors.js';
+import { ServiceError, Unauthorized, UnusableResponse } from './service/errors.js';
+
+/** An unusable answer may be a passing glitch of the service; after this many attempts it is a failure. */
+export const UNUSABLE_RESPONSE_ATTEMPTS = 3;
 
 export function failure(type: FailureType, message: string, details?: unknown): ApplicationFailure {
   return ApplicationFailure.create({
     type,
     message,
-    nonRetryable: NON_RETRYABLE_FAILURES.includes(type),
+    nonRetryable: !isRetryableByDefault(type),
     details: details === undefined ? undefined : [details],
   });
 }
@@ -34,13 +37,15 @@ function isAbort(err: unknown): boolean {
   return err instanceof Error && (err.name === 'AbortError' || err instanceof CancelledFailure);
 }
 
-export function toApplicationFailure(err: unknown): unknown {
+/** `attempt`: the activity attempt that failed (1 for the first), for failures retried only a few times. */
+export function toApplicationFailure(err: unknown, attempt = 1): unknown {
   if (err instanceof ApplicationFailure || isAbort(err)) return err;
   if (err instanceof ServiceError) {
     // A 401 after the token rotated is a changed request, so it may be retried.
     const retryableAuth = err instanceof Unauthorized && err.tokenRotated;
     const transient429 = err.type === 'RateLimited' && isTransientRateLimit(err.errorCode);
-    const nonRetryable = !retryableAuth && !transient429 && NON_RETRYABLE_FAILURES.includes(err.type);
+    const glitch = err instanceof UnusableResponse && attempt < UNUSABLE_RESPONSE_ATTEMPTS;
+    const nonRetryable = !retryableAuth && !transient429 && !glitch && !isRetryableByDefault(err.type);
     return ApplicationFailure.create({ type: err.type, message: err.message, nonRetryable, details: [err.toJSON()] });
   }
   return err;

@@ -22,6 +22,8 @@ export interface ActivitySettings {
   uploadIdleTimeoutMs: number;
   partSizeBytes: number;
   parallelParts: number;
+  /** How long a create that got no clear answer may take to show its job in the list; default 30 s. */
+  createSettleMs?: number;
 }
 
 export interface ActivityDeps {
@@ -39,7 +41,7 @@ export function createActivities(deps: ActivityDeps) {
   const activities = {
     inspectSource: makeInspectSource({ s3, maxFileBytes: settings.maxFileBytes }),
     applyFieldMappings: makeApplyFieldMappings(calls),
-    createImportJob: makeCreateImportJob(calls),
+    createImportJob: makeCreateImportJob({ ...calls, settleMs: settings.createSettleMs }),
     uploadData: makeUploadData({
       ...calls,
       s3,

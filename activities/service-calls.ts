@@ -28,6 +28,8 @@ export class ServiceCalls {
     private readonly tenant: string,
     /** Unique per activity attempt, so a retried attempt's calls are counted again (they are made again). */
     private readonly requestIdBase: string,
+    /** The activity attempt (1 for the first): some failures are retried only a few times. */
+    private readonly attempt = 1,
   ) {}
 
   /** For the activity running now: request ids from workflow, run, activity and attempt. */
@@ -35,7 +37,7 @@ export class ServiceCalls {
     const info = Context.current().info;
     const run = info.workflowExecution;
     const base = `${run?.workflowId ?? 'standalone'}/${run?.runId ?? '-'}/${info.activityId}/${info.attempt}`;
-    return new ServiceCalls(deps, tenant, base);
+    return new ServiceCalls(deps, tenant, base, info.attempt);
   }
 
   async run<T>(endpoint: ServiceEndpoint, call: () => Promise<T>): Promise<T> {
@@ -63,7 +65,7 @@ export class ServiceCalls {
           resetsAt,
         });
       }
-      throw toApplicationFailure(err);
+      throw toApplicationFailure(err, this.attempt);
     }
   }
 }

@@ -13,7 +13,7 @@ export interface BenchTarget {
   etag: string;
   sizeBytes: number;
   simulatorUrl?: string;
-  jobId?: number;
+  jobId?: string;
   parallelParts?: number;
   partSizeBytes?: number;
 }

@@ -2,7 +2,14 @@ import { Readable } from 'node:stream';
 import { inspect } from 'node:util';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ServiceClient } from '../../activities/service/client.js';
-import { BadRequest, Network, ServerError, Timeout, Unauthorized } from '../../activities/service/errors.js';
+import {
+  BadRequest,
+  Network,
+  ServerError,
+  Timeout,
+  Unauthorized,
+  UnusableResponse,
+} from '../../activities/service/errors.js';
 import type { ResponseEvent } from '../../activities/service/types.js';
 import { DEFAULT_TOKENS } from '../simulator/server.js';
 import { fixedToken, freePort, type Harness, rejectionOf, startHarness } from './helpers.js';
@@ -50,7 +57,7 @@ describe('the token never appears in what the client throws or reports', () => {
 
   it('BadRequest whose {message} echoes the token', async () => {
     h.sim.failNext('jobStatus', 400, { body: { message: `bad token ${SECRET}` } });
-    const e = await rejectionOf(client.getJob(1));
+    const e = await rejectionOf(client.getJob('1'));
     expect(e).toBeInstanceOf(BadRequest);
     expect(everyRendering(e)).not.toContain(SECRET);
   });
@@ -65,10 +72,10 @@ describe('the token never appears in what the client throws or reports', () => {
     expect(everyRendering(e)).not.toContain(SECRET);
   });
 
-  it('ServerError of a 200 that is not JSON and echoes the token', async () => {
+  it('UnusableResponse of a 200 that is not JSON and echoes the token', async () => {
     h.sim.failNext('jobStatus', 200, { body: `token=${SECRET}`, contentType: 'text/plain' });
-    const e = await rejectionOf(client.getJob(1));
-    expect(e).toBeInstanceOf(ServerError);
+    const e = await rejectionOf(client.getJob('1'));
+    expect(e).toBeInstanceOf(UnusableResponse);
     expect(everyRendering(e)).not.toContain(SECRET);
   });
 

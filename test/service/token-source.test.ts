@@ -98,7 +98,7 @@ describe('token rotation through a file, against the simulator', () => {
     try {
       // The service is slow to answer; the sidecar rotates once the request has arrived.
       sim.delayNext('jobStatus', 2_000);
-      const pending = rejectionOf(client.getJob(1));
+      const pending = rejectionOf(client.getJob('1'));
       while (!sim.requests().some((r) => r.endpoint === 'jobStatus')) await new Promise((r) => setTimeout(r, 10));
       await writeFile(path, DEMO_TOKENS.importer);
       const e = await pending;

@@ -10,8 +10,11 @@
  *   (the upload is not accepted, the job stays new);
  * - stallUploadAfter: stop reading a data PUT's body after K bytes, so the
  *   client's writes block (backpressure) until the simulator closes.
+ * The job endpoints' faults (late commits, lists that ignore sort or cap the
+ * page size, shortened names, big ids, missing fields) are in job-faults.ts.
  */
 import type { ServiceEndpoint } from '../../workflows/policy/endpoints.js';
+import { JobFaults } from './job-faults.js';
 
 export interface FailFault {
   status: number;
@@ -24,7 +27,7 @@ interface Counted<T> {
   remaining: number;
 }
 
-class FaultQueue<T> {
+export class FaultQueue<T> {
   private readonly items: Counted<T>[] = [];
 
   add(value: T, count = 1): void {
@@ -53,6 +56,7 @@ export class FaultPlan {
   private readonly drop = new Map<ServiceEndpoint, FaultQueue<true>>();
   private readonly resetUpload = new FaultQueue<number>();
   private readonly stallUpload = new FaultQueue<number>();
+  readonly jobs = new JobFaults();
 
   failNext(endpoint: ServiceEndpoint, fault: FailFault, count?: number): void {
     if (!Number.isInteger(fault.status) || fault.status < 100 || fault.status > 599) {
@@ -106,6 +110,7 @@ export class FaultPlan {
     this.drop.clear();
     this.resetUpload.clear();
     this.stallUpload.clear();
+    this.jobs.clear();
   }
 }
 

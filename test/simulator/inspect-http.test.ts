@@ -27,8 +27,14 @@ describe('/__sim inspection API', () => {
   it('shows jobs, one job, requests and counters without auth, and logs no /__sim call', async () => {
     const { id } = await createJob(sim);
     await upload(sim, id, 'a\n1\n');
-    expect((await simGet('/jobs')).body).toEqual([expect.objectContaining({ id, uploads: 1, bytesReceived: 4 })]);
-    expect((await simGet(`/jobs/${id}`)).body).toMatchObject({ id, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    // The inspection shows the int64 id as a decimal string (exact above 2^53).
+    expect((await simGet('/jobs')).body).toEqual([
+      expect.objectContaining({ id: String(id), uploads: 1, bytesReceived: 4 }),
+    ]);
+    expect((await simGet(`/jobs/${id}`)).body).toMatchObject({
+      id: String(id),
+      sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
     expect((await simGet('/jobs/1')).status).toBe(404);
     expect((await simGet('/counters')).body).toMatchObject({ createJob: 1, submitData: 1 });
     const requests = (await simGet('/requests')).body as { endpoint: string; status: number }[];

@@ -19,7 +19,7 @@ export async function handleInspect(req: IncomingMessage, pathname: string, sim:
   if (route === 'GET /counters') return json(200, sim.counters());
   const jobMatch = /^GET \/jobs\/(\d+)$/.exec(route);
   if (jobMatch) {
-    const job = sim.job(Number(jobMatch[1]));
+    const job = sim.job(jobMatch[1] as string);
     return job ? json(200, job) : json(404, { message: `no job ${jobMatch[1]}` });
   }
   if (route === 'POST /reset-faults') {

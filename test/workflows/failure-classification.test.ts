@@ -91,9 +91,17 @@ describe('activity options per step', () => {
   });
 
   it('gives short calls two minutes and no heartbeat', () => {
-    for (const step of ['inspectSource', 'applyFieldMappings', 'createImportJob'] as const) {
+    for (const step of ['inspectSource', 'applyFieldMappings'] as const) {
       expect(activityOptionsFor(step, ctx)).toEqual({ startToCloseTimeout: 120_000, retry: ACTIVITY_RETRY_POLICY });
     }
+  });
+
+  it('lets the job search run ten minutes and keep its place in heartbeats sent at least every two', () => {
+    expect(activityOptionsFor('createImportJob', ctx)).toEqual({
+      startToCloseTimeout: 600_000,
+      heartbeatTimeout: 120_000,
+      retry: ACTIVITY_RETRY_POLICY,
+    });
   });
 
   it('runs the upload on the upload queue with a long timeout and a one-minute heartbeat', () => {

@@ -3,10 +3,12 @@
  * Temporal server with in-test activities; see test/support/temporal-server.ts
  * for how to name one (none can be had on the machines this project is built on).
  */
+import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { WorkflowFailedError, type WorkflowHandle, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -35,7 +37,7 @@ import {
   PROGRESS_QUERY,
   RETRY_SIGNAL,
 } from '../../workflows/policy/import-workflow-contract.js';
-import { jobKeyForWorkflow } from '../../workflows/policy/job-key.js';
+import { executionJobScope, jobKeyFor } from '../../workflows/policy/job-key.js';
 import { createEnvironment } from '../support/temporal-server.js';
 import type { FailureSpec } from './history-builder.js';
 import {
@@ -143,9 +145,14 @@ describe('workflows on a real Temporal server', () => {
 
   it('imports a file: every step once, the upload on the upload queue, calls summed', async () => {
     const { activities, calls, callsOf } = scriptedActivities({});
-    const { result, workflowId, taskQueue } = await withWorkers(activities, async (taskQueue) => {
+    const { result, workflowId, firstRunId, taskQueue } = await withWorkers(activities, async (taskQueue) => {
       const handle = await startImport(taskQueue);
-      return { result: await handle.result(), workflowId: handle.workflowId, taskQueue };
+      return {
+        result: await handle.result(),
+        workflowId: handle.workflowId,
+        firstRunId: handle.firstExecutionRunId,
+        taskQueue,
+      };
     });
     expect(calls.map((c) => c.step)).toEqual([
       'inspectSource',
@@ -155,7 +162,8 @@ describe('workflows on a real Temporal server', () => {
       'awaitJobCompletion',
     ]);
     expect(callsOf('createImportJob')[0]?.input as CreateImportJobInput).toMatchObject({
-      jobKey: jobKeyForWorkflow(workflowId),
+      jobKey: jobKeyFor(executionJobScope(workflowId, firstRunId), inspected.etag),
+      searchAllStates: false,
     });
     const upload = callsOf('uploadData')[0];
     expect(upload?.taskQueue).toBe(uploadTaskQueue(taskQueue));
@@ -263,6 +271,65 @@ describe('workflows on a real Temporal server', () => {
     });
     const result = await withWorkers(activities, async (taskQueue) => (await startImport(taskQueue)).result());
     expect(result).toMatchObject({ jobReused: true, uploadSkipped: true, state: 'completed' });
+  });
+
+  describe('the job key', () => {
+    const keysAsked = (calls: { step: Step; input: unknown }[]) =>
+      calls
+        .filter((c) => c.step === 'createImportJob')
+        .map((c) => c.input as CreateImportJobInput)
+        .map(({ jobKey, searchAllStates }) => ({ jobKey, searchAllStates }));
+
+    it('survives a Reset (same first run id) and looks beyond new jobs after it', async () => {
+      const { activities, calls } = scriptedActivities({});
+      await withWorkers(activities, async (taskQueue) => {
+        const handle = await startImport(taskQueue);
+        await handle.result();
+        const history = await handle.fetchHistory();
+        const firstTask = history.events?.find(
+          (e) => e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED,
+        );
+        const { runId } = await env.client.workflowService.resetWorkflowExecution({
+          namespace: env.namespace ?? 'default',
+          workflowExecution: { workflowId: handle.workflowId, runId: handle.firstExecutionRunId },
+          workflowTaskFinishEventId: firstTask?.eventId,
+          reason: 'job key test',
+          requestId: randomUUID(),
+        });
+        const resetRun = env.client.workflow.getHandle<typeof importFile>(handle.workflowId, runId ?? undefined);
+        await resetRun.result();
+        const { raw } = await resetRun.describe();
+        // What the key rests on: the reset run is a new run that keeps the chain's first run id.
+        expect(runId).not.toBe(handle.firstExecutionRunId);
+        expect(raw.workflowExecutionInfo?.firstRunId).toBe(handle.firstExecutionRunId);
+      });
+      const [first, afterReset] = keysAsked(calls);
+      expect(first?.searchAllStates).toBe(false);
+      expect(afterReset).toEqual({ jobKey: first?.jobKey, searchAllStates: true });
+    });
+
+    it('changes for a fresh start with the same workflow id, which imports anew', async () => {
+      const { activities, calls } = scriptedActivities({});
+      await withWorkers(activities, async (taskQueue) => {
+        await (await startImport(taskQueue)).result();
+        await (await startImport(taskQueue)).result();
+      });
+      const [first, second] = keysAsked(calls);
+      expect(second?.jobKey).not.toBe(first?.jobKey);
+      expect(second?.searchAllStates).toBe(false);
+    });
+
+    it('is shared by executions given the same jobScope (the nightly retrying an object)', async () => {
+      const { activities, calls } = scriptedActivities({});
+      const input: ImportFileInput = { ...importInput, jobScope: 'import-feed-0123456789abcdef' };
+      await withWorkers(activities, async (taskQueue) => {
+        await (await startImport(taskQueue, input)).result();
+        await (await startImport(taskQueue, input)).result();
+      });
+      const [first, second] = keysAsked(calls);
+      expect(first).toEqual({ jobKey: jobKeyFor(input.jobScope as string, inspected.etag), searchAllStates: true });
+      expect(second).toEqual(first);
+    });
   });
 
   it('rejects invalid input before calling any activity', async () => {

@@ -56,7 +56,8 @@ export interface AwaitingRetry {
 export interface ImportProgress {
   phase: ImportPhase;
   tenant: string;
-  jobId?: number;
+  /** The service's int64 job id, as a decimal string. */
+  jobId?: string;
   jobState?: string;
   totalBytes?: number;
   /** Set while a daily budget is spent: the ISO instant the workflow resumes. */
@@ -77,7 +78,8 @@ export interface ImportStepSeconds {
 }
 
 export interface ImportFileResult {
-  jobId: number;
+  /** The service's int64 job id, as a decimal string. */
+  jobId: string;
   state: 'completed';
   bytes: number;
   etag: string;
