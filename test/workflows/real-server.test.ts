@@ -4,6 +4,8 @@
  * for how to name one (none can be had on the machines this project is built on).
  */
 import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { WorkflowFailedError, type WorkflowHandle, WorkflowUpdateFailedError } from '@temporalio/client';
@@ -12,6 +14,9 @@ import { temporal } from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeCreateImportJob } from '../../activities/create-import-job.js';
+import { ServiceClient } from '../../activities/service/client.js';
+import { createTokenSource } from '../../activities/service/token-source.js';
 import type { budgetLedger } from '../../workflows/budget-ledger.js';
 import type { importFile } from '../../workflows/import-file.js';
 import type {
@@ -38,6 +43,8 @@ import {
   RETRY_SIGNAL,
 } from '../../workflows/policy/import-workflow-contract.js';
 import { executionJobScope, jobKeyFor } from '../../workflows/policy/job-key.js';
+import { budgetWith } from '../service-activities/environment.js';
+import { DEMO_TOKENS, startSimulator } from '../simulator/server.js';
 import { createEnvironment } from '../support/temporal-server.js';
 import type { FailureSpec } from './history-builder.js';
 import {
@@ -330,6 +337,37 @@ describe('workflows on a real Temporal server', () => {
       expect(first).toEqual({ jobKey: jobKeyFor(input.jobScope as string, inspected.etag), searchAllStates: true });
       expect(second).toEqual(first);
     });
+  });
+
+  it('retries a 401 that came back after the token rotated (the server applies the policy, not only the flag)', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'token-'));
+    const tokenFile = path.join(dir, 'token');
+    await writeFile(tokenFile, DEMO_TOKENS.expired);
+    const sim = await startSimulator();
+    const service = new ServiceClient({
+      baseUrl: sim.baseUrl,
+      tokens: createTokenSource({ kind: 'file', path: tokenFile }),
+    });
+    try {
+      const { activities } = scriptedActivities({});
+      activities.createImportJob = makeCreateImportJob({ service, budget: budgetWith(), resetMinuteUtc: 0 });
+      // The service is slow to refuse the expired token; the sidecar rotates the file meanwhile.
+      sim.delayNext('listJobs', 1_000);
+      const result = await withWorkers(activities, async (taskQueue) => {
+        const handle = await startImport(taskQueue);
+        while (!sim.requests().some((r) => r.endpoint === 'listJobs')) await new Promise((r) => setTimeout(r, 10));
+        await writeFile(tokenFile, DEMO_TOKENS.importer);
+        return handle.result();
+      });
+      const lists = sim.requests().filter((r) => r.endpoint === 'listJobs');
+      expect(lists.map((r) => r.status)).toEqual([401, 200]);
+      expect(result.state).toBe('completed');
+      expect(sim.jobs()).toHaveLength(1);
+    } finally {
+      await service.close();
+      await sim.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('rejects invalid input before calling any activity', async () => {
