@@ -100,7 +100,7 @@ describe('job faults through a whole import on a real server', () => {
         uploadIdleTimeoutMs: 10_000,
         partSizeBytes: 64 * 1024,
         parallelParts: 2,
-        createSettleMs: 2_000,
+        createSettleMs: 3_000,
       },
     });
     const main = await Worker.create({
@@ -173,24 +173,25 @@ describe('job faults through a whole import on a real server', () => {
   const once = { posts: 1, puts: 1, acceptedCopies: 1, byteExact: true, outcome: 'completed' };
 
   it('hole 5: a create answered 500 that commits late', async () => {
-    const r = await oneImport('create answered 500, job appears 1 s later', 'c01', () =>
-      sim.jobFaults.commitCreateLate({ afterMs: 1_000, answer: { status: 500 } }),
+    // Later than Temporal's first retry (1 s), sooner than the worker's settle time (3 s here).
+    const r = await oneImport('create answered 500, job appears 1.5 s later', 'c01', () =>
+      sim.jobFaults.commitCreateLate({ afterMs: 1_500, answer: { status: 500 } }),
     );
     expect(r).toMatchObject(once);
   }, 120_000);
 
   it('hole 5: a create whose connection is reset and that commits late', async () => {
-    const r = await oneImport('create reset, job appears 1 s later', 'c02', () =>
-      sim.jobFaults.commitCreateLate({ afterMs: 1_000, answer: 'reset' }),
+    const r = await oneImport('create reset, job appears 1.5 s later', 'c02', () =>
+      sim.jobFaults.commitCreateLate({ afterMs: 1_500, answer: 'reset' }),
     );
     expect(r).toMatchObject(once);
   }, 120_000);
 
   it('hole 5: a create that times out and commits late', async () => {
     const r = await oneImport(
-      'create times out (0.5 s), job appears 1 s later',
+      'create times out (0.5 s), job appears 2.5 s later',
       'c03',
-      () => sim.jobFaults.commitCreateLate({ afterMs: 1_000, answer: 'timeout' }),
+      () => sim.jobFaults.commitCreateLate({ afterMs: 2_500, answer: 'timeout' }),
       { requestTimeoutMs: 500 },
     );
     expect(r).toMatchObject(once);
@@ -205,9 +206,9 @@ describe('job faults through a whole import on a real server', () => {
   }, 120_000);
 
   it('hole 5: an answer lost and the name shortened by the service', async () => {
-    const r = await oneImport('create answer lost, name cut to 40 chars', 'c05', () => {
+    const r = await oneImport('create answer lost, name cut to 30 chars', 'c05', () => {
       sim.applyThenDrop('createJob');
-      sim.jobFaults.truncateNames(40);
+      sim.jobFaults.truncateNames(30);
     });
     expect(r).toMatchObject(once);
   }, 120_000);

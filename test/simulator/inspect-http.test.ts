@@ -65,6 +65,30 @@ describe('/__sim inspection API', () => {
     expect((await call(sim, 'GET', `/import/v1/job/${id}`)).status).toBe(200);
   });
 
+  it('injects the job faults over HTTP, and refuses a malformed one with the reason', async () => {
+    expect((await simPost('/faults', { kind: 'commitCreateLate', afterMs: 10, answer: 503 })).status).toBe(204);
+    expect(
+      (await call(sim, 'POST', '/import/v1/job', { body: { dataImportName: 'x', entityType: 'Account' } })).status,
+    ).toBe(503);
+    while (sim.lateCreatesPending() > 0) await new Promise((r) => setTimeout(r, 5));
+    expect(sim.jobs()).toHaveLength(1);
+    await simPost('/faults', { kind: 'truncateNames', maxChars: 2 });
+    await simPost('/faults', { kind: 'bigIds' });
+    await createJob(sim);
+    expect(sim.job('9007199254740993')?.dataImportName).toBe('ni');
+    await simPost('/faults', { kind: 'omitFields', endpoint: 'jobStatus', fields: ['updatedAt'] });
+    expect((await call(sim, 'GET', '/import/v1/job/9007199254740993')).text).not.toContain('updatedAt');
+    for (const fault of [
+      { kind: 'capPerPage', max: 1 },
+      { kind: 'ignoreSort' },
+      { kind: 'listCreatedLate', afterMs: 5 },
+    ]) {
+      expect((await simPost('/faults', fault)).status).toBe(204);
+    }
+    const bad = await simPost('/faults', { kind: 'commitCreateLate', afterMs: 10, answer: 'never' });
+    expect(bad.status).toBe(400);
+  });
+
   it('seeds and reads field mappings over HTTP', async () => {
     const mappings = [{ sourceFieldLabel: 'Company', serviceFieldName: 'name', dataType: 'string' }];
     const res = await fetch(`${sim.baseUrl}/__sim/field-mappings/3003/account`, {

@@ -10,7 +10,20 @@ import type { Simulator } from './server.js';
 
 export const INSPECT_PREFIX = '/__sim/';
 
-const FAULT_KINDS = ['failNext', 'delayNext', 'resetUploadAfter', 'applyThenDrop', 'stallUploadAfter'] as const;
+const FAULT_KINDS = [
+  'failNext',
+  'delayNext',
+  'resetUploadAfter',
+  'applyThenDrop',
+  'stallUploadAfter',
+  'commitCreateLate',
+  'listCreatedLate',
+  'truncateNames',
+  'bigIds',
+  'ignoreSort',
+  'capPerPage',
+  'omitFields',
+] as const;
 
 export async function handleInspect(req: IncomingMessage, pathname: string, sim: Simulator): Promise<Reply> {
   const route = `${req.method} ${pathname.slice(INSPECT_PREFIX.length - 1)}`;
@@ -99,6 +112,44 @@ function addFault(sim: Simulator, body: Record<string, unknown>): void {
     case 'stallUploadAfter':
       sim.stallUploadAfter(requireNumber(body, 'bytes'), { count });
       return;
+    default:
+      addJobFault(sim, body, count);
+  }
+}
+
+/** The job endpoints' faults (job-faults.ts), e.g. { kind: 'commitCreateLate', afterMs: 2000, answer: 500 }. */
+function addJobFault(sim: Simulator, body: Record<string, unknown>, count: number | undefined): void {
+  const faults = sim.jobFaults;
+  switch (body.kind) {
+    case 'commitCreateLate': {
+      const { answer } = body;
+      const late = answer === 'timeout' || answer === 'reset' ? answer : { status: requireNumber(body, 'answer') };
+      faults.commitCreateLate({ afterMs: requireNumber(body, 'afterMs'), answer: late }, count);
+      return;
+    }
+    case 'listCreatedLate':
+      faults.listCreatedLate(requireNumber(body, 'afterMs'), count);
+      return;
+    case 'truncateNames':
+      faults.truncateNames(requireNumber(body, 'maxChars'), count);
+      return;
+    case 'bigIds':
+      faults.bigIds(count);
+      return;
+    case 'ignoreSort':
+      faults.ignoreSort(count);
+      return;
+    case 'capPerPage':
+      faults.capPerPage(requireNumber(body, 'max'), count);
+      return;
+    case 'omitFields': {
+      const fields = body.fields;
+      if (fields !== undefined && !(Array.isArray(fields) && fields.every((f) => typeof f === 'string'))) {
+        throw new Error(`fields must be an array of field names, got ${JSON.stringify(fields)}`);
+      }
+      faults.omitFields(requireEndpoint(body), fields as string[] | undefined, count);
+      return;
+    }
     default:
       throw new Error(`kind must be one of ${FAULT_KINDS.join(', ')}, got ${JSON.stringify(body.kind)}`);
   }
