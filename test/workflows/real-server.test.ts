@@ -14,9 +14,11 @@ import { temporal } from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeAwaitJobCompletion } from '../../activities/await-job-completion.js';
 import { makeCreateImportJob } from '../../activities/create-import-job.js';
 import { ServiceClient } from '../../activities/service/client.js';
 import { createTokenSource } from '../../activities/service/token-source.js';
+import { Secret } from '../../temporal.config.js';
 import type { budgetLedger } from '../../workflows/budget-ledger.js';
 import type { importFile } from '../../workflows/import-file.js';
 import type {
@@ -213,6 +215,48 @@ describe('workflows on a real Temporal server', () => {
     expect(first?.startPollIndex).toBeUndefined();
     expect(second?.startPollIndex).toBe(4);
     expect(second?.waitingSince).toBe(first?.waitingSince);
+  }, 240_000);
+
+  it('reports a job that completed during a budget wait past the job timeout as completed, not timed out', async () => {
+    const sim = await startSimulator({ processingMs: 10 });
+    const service = new ServiceClient({
+      baseUrl: sim.baseUrl,
+      tokens: createTokenSource({ kind: 'env', token: new Secret(DEMO_TOKENS.importer) }),
+    });
+    try {
+      const job = await service.createJob({ dataImportName: 'hole 7', entityType: 'Account' });
+      const csv = Buffer.from('Account Name,Account Domain\nAcme,acme.example\n');
+      await service.submitData(job.id, [csv], { contentLength: csv.length });
+      const realAwait = makeAwaitJobCompletion({
+        service,
+        budget: budgetWith(),
+        resetMinuteUtc: 0,
+        poll: { scheduleMs: [50], jitterRatio: 0 },
+      });
+      let awaits = 0;
+      const { activities } = scriptedActivities({
+        createImportJob: [{ returns: { ...jobCreated, jobId: job.id } }],
+      });
+      activities.awaitJobCompletion = async (input) => {
+        awaits += 1;
+        // The first wait hits the service's daily limit at once; the workflow waits for the window
+        // (at least a minute), far past this import's one-second job timeout.
+        if (awaits === 1) {
+          const { message, type, details } = budgetExhausted('jobStatus', new Date(Date.now() + 1_000).toISOString());
+          throw ApplicationFailure.create({ message, type, nonRetryable: true, details });
+        }
+        return realAwait(input);
+      };
+      const result = await withWorkers(activities, async (taskQueue) =>
+        (await startImport(taskQueue, { ...importInput, jobTimeoutMs: 1_000 })).result(),
+      );
+      expect(result).toMatchObject({ jobId: job.id, state: 'completed' });
+      expect(result.seconds.waitingForBudget).toBeGreaterThan(1);
+      expect(sim.requests().filter((r) => r.endpoint === 'jobStatus')).toHaveLength(1);
+    } finally {
+      await service.close();
+      await sim.close();
+    }
   }, 240_000);
 
   it('fails when the job fails', async () => {
