@@ -39,7 +39,7 @@ describe('awaitJobCompletion and the spelling of job states', () => {
       input,
     );
 
-  async function finishedJob(): Promise<number> {
+  async function finishedJob(): Promise<string> {
     const job = await w.service.createJob({ dataImportName: 'states', entityType: 'Account' });
     await w.service.submitData(job.id, [CSV], { contentLength: CSV.length });
     while (w.sim.job(job.id)?.state === 'processing') await new Promise((r) => setTimeout(r, 5));

@@ -3,13 +3,22 @@
  * Temporal server with in-test activities; see test/support/temporal-server.ts
  * for how to name one (none can be had on the machines this project is built on).
  */
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { WorkflowFailedError, type WorkflowHandle, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeAwaitJobCompletion } from '../../activities/await-job-completion.js';
+import { makeCreateImportJob } from '../../activities/create-import-job.js';
+import { ServiceClient } from '../../activities/service/client.js';
+import { createTokenSource } from '../../activities/service/token-source.js';
+import { Secret } from '../../temporal.config.js';
 import type { CliContext } from '../../worker/cli/context.js';
 import { statusCommand } from '../../worker/cli/status-command.js';
 import type { budgetLedger } from '../../workflows/budget-ledger.js';
@@ -38,7 +47,9 @@ import {
   PROGRESS_QUERY,
   RETRY_SIGNAL,
 } from '../../workflows/policy/import-workflow-contract.js';
-import { jobKeyForWorkflow } from '../../workflows/policy/job-key.js';
+import { executionJobScope, jobKeyFor } from '../../workflows/policy/job-key.js';
+import { budgetWith } from '../service-activities/environment.js';
+import { DEMO_TOKENS, startSimulator } from '../simulator/server.js';
 import { createEnvironment } from '../support/temporal-server.js';
 import type { FailureSpec } from './history-builder.js';
 import {
@@ -154,9 +165,14 @@ describe('workflows on a real Temporal server', () => {
 
   it('imports a file: every step once, the upload and the completion poll on queues of their own, calls summed', async () => {
     const { activities, calls, callsOf } = scriptedActivities({});
-    const { result, workflowId, taskQueue } = await withWorkers(activities, async (taskQueue) => {
+    const { result, workflowId, firstRunId, taskQueue } = await withWorkers(activities, async (taskQueue) => {
       const handle = await startImport(taskQueue);
-      return { result: await handle.result(), workflowId: handle.workflowId, taskQueue };
+      return {
+        result: await handle.result(),
+        workflowId: handle.workflowId,
+        firstRunId: handle.firstExecutionRunId,
+        taskQueue,
+      };
     });
     expect(calls.map((c) => c.step)).toEqual([
       'inspectSource',
@@ -166,7 +182,8 @@ describe('workflows on a real Temporal server', () => {
       'awaitJobCompletion',
     ]);
     expect(callsOf('createImportJob')[0]?.input as CreateImportJobInput).toMatchObject({
-      jobKey: jobKeyForWorkflow(workflowId),
+      jobKey: jobKeyFor(executionJobScope(workflowId, firstRunId), inspected.etag),
+      searchAllStates: false,
     });
     const upload = callsOf('uploadData')[0];
     expect(upload?.taskQueue).toBe(uploadTaskQueue(taskQueue));
@@ -210,6 +227,47 @@ describe('workflows on a real Temporal server', () => {
     expect(first?.startPollIndex).toBeUndefined();
     expect(second?.startPollIndex).toBe(4);
     expect(second?.waitingSince).toBe(first?.waitingSince);
+  }, 240_000);
+
+  it('reports a job that completed during a budget wait past the job timeout as completed, not timed out', async () => {
+    const sim = await startSimulator({ processingMs: 10 });
+    const service = new ServiceClient({
+      baseUrl: sim.baseUrl,
+      tokens: createTokenSource({ kind: 'env', token: new Secret(DEMO_TOKENS.importer) }),
+    });
+    try {
+      const job = await service.createJob({ dataImportName: 'hole 7', entityType: 'Account' });
+      const csv = Buffer.from('Account Name,Account Domain\nAcme,acme.example\n');
+      await service.submitData(job.id, [csv], { contentLength: csv.length });
+      const realAwait = makeAwaitJobCompletion({
+        service,
+        budget: budgetWith(),
+        poll: { scheduleMs: [50], jitterRatio: 0 },
+      });
+      let awaits = 0;
+      const { activities } = scriptedActivities({
+        createImportJob: [{ returns: { ...jobCreated, jobId: job.id } }],
+      });
+      activities.awaitJobCompletion = async (input) => {
+        awaits += 1;
+        // The first wait hits the service's daily limit at once; the workflow waits for the window
+        // (at least a minute), far past this import's one-second job timeout.
+        if (awaits === 1) {
+          const { message, type, details } = budgetExhausted('jobStatus', new Date(Date.now() + 1_000).toISOString());
+          throw ApplicationFailure.create({ message, type, nonRetryable: true, details });
+        }
+        return realAwait(input);
+      };
+      const result = await withWorkers(activities, async (taskQueue) =>
+        (await startImport(taskQueue, { ...importInput, jobTimeoutMs: 1_000 })).result(),
+      );
+      expect(result).toMatchObject({ jobId: job.id, state: 'completed' });
+      expect(result.seconds.waitingForBudget).toBeGreaterThan(1);
+      expect(sim.requests().filter((r) => r.endpoint === 'jobStatus')).toHaveLength(1);
+    } finally {
+      await service.close();
+      await sim.close();
+    }
   }, 240_000);
 
   it('fails when the job fails', async () => {
@@ -333,6 +391,96 @@ describe('workflows on a real Temporal server', () => {
     });
     const result = await withWorkers(activities, async (taskQueue) => (await startImport(taskQueue)).result());
     expect(result).toMatchObject({ jobReused: true, uploadSkipped: true, state: 'completed' });
+  });
+
+  describe('the job key', () => {
+    const keysAsked = (calls: { step: Step; input: unknown }[]) =>
+      calls
+        .filter((c) => c.step === 'createImportJob')
+        .map((c) => c.input as CreateImportJobInput)
+        .map(({ jobKey, searchAllStates }) => ({ jobKey, searchAllStates }));
+
+    it('survives a Reset (same first run id) and looks beyond new jobs after it', async () => {
+      const { activities, calls } = scriptedActivities({});
+      await withWorkers(activities, async (taskQueue) => {
+        const handle = await startImport(taskQueue);
+        await handle.result();
+        const history = await handle.fetchHistory();
+        const firstTask = history.events?.find(
+          (e) => e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED,
+        );
+        const { runId } = await env.client.workflowService.resetWorkflowExecution({
+          namespace: env.namespace ?? 'default',
+          workflowExecution: { workflowId: handle.workflowId, runId: handle.firstExecutionRunId },
+          workflowTaskFinishEventId: firstTask?.eventId,
+          reason: 'job key test',
+          requestId: randomUUID(),
+        });
+        const resetRun = env.client.workflow.getHandle<typeof importFile>(handle.workflowId, runId ?? undefined);
+        await resetRun.result();
+        const { raw } = await resetRun.describe();
+        // What the key rests on: the reset run is a new run that keeps the chain's first run id.
+        expect(runId).not.toBe(handle.firstExecutionRunId);
+        expect(raw.workflowExecutionInfo?.firstRunId).toBe(handle.firstExecutionRunId);
+      });
+      const [first, afterReset] = keysAsked(calls);
+      expect(first?.searchAllStates).toBe(false);
+      expect(afterReset).toEqual({ jobKey: first?.jobKey, searchAllStates: true });
+    });
+
+    it('changes for a fresh start with the same workflow id, which imports anew', async () => {
+      const { activities, calls } = scriptedActivities({});
+      await withWorkers(activities, async (taskQueue) => {
+        await (await startImport(taskQueue)).result();
+        await (await startImport(taskQueue)).result();
+      });
+      const [first, second] = keysAsked(calls);
+      expect(second?.jobKey).not.toBe(first?.jobKey);
+      expect(second?.searchAllStates).toBe(false);
+    });
+
+    it('is shared by executions given the same jobScope (the nightly retrying an object)', async () => {
+      const { activities, calls } = scriptedActivities({});
+      const input: ImportFileInput = { ...importInput, jobScope: 'import-feed-0123456789abcdef' };
+      await withWorkers(activities, async (taskQueue) => {
+        await (await startImport(taskQueue, input)).result();
+        await (await startImport(taskQueue, input)).result();
+      });
+      const [first, second] = keysAsked(calls);
+      expect(first).toEqual({ jobKey: jobKeyFor(input.jobScope as string, inspected.etag), searchAllStates: true });
+      expect(second).toEqual(first);
+    });
+  });
+
+  it('retries a 401 that came back after the token rotated (the server applies the policy, not only the flag)', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'token-'));
+    const tokenFile = path.join(dir, 'token');
+    await writeFile(tokenFile, DEMO_TOKENS.expired);
+    const sim = await startSimulator();
+    const service = new ServiceClient({
+      baseUrl: sim.baseUrl,
+      tokens: createTokenSource({ kind: 'file', path: tokenFile }),
+    });
+    try {
+      const { activities } = scriptedActivities({});
+      activities.createImportJob = makeCreateImportJob({ service, budget: budgetWith() });
+      // The service is slow to refuse the expired token; the sidecar rotates the file meanwhile.
+      sim.delayNext('listJobs', 1_000);
+      const result = await withWorkers(activities, async (taskQueue) => {
+        const handle = await startImport(taskQueue);
+        while (!sim.requests().some((r) => r.endpoint === 'listJobs')) await new Promise((r) => setTimeout(r, 10));
+        await writeFile(tokenFile, DEMO_TOKENS.importer);
+        return handle.result();
+      });
+      const lists = sim.requests().filter((r) => r.endpoint === 'listJobs');
+      expect(lists.map((r) => r.status)).toEqual([401, 200]);
+      expect(result.state).toBe('completed');
+      expect(sim.jobs()).toHaveLength(1);
+    } finally {
+      await service.close();
+      await sim.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('rejects invalid input before calling any activity', async () => {
