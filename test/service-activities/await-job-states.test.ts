@@ -50,7 +50,7 @@ describe('awaitJobCompletion and the spelling of job states', () => {
     const jobId = await finishedJob();
     w.sim.spellStates({ completed: spelled }, { count: ALWAYS });
 
-    const result = await run({ tenant: 't', jobId, timeoutMs: 5_000 }).result;
+    const result = await run({ tenant: 't1', jobId, timeoutMs: 5_000 }).result;
 
     expect(result).toMatchObject({ state: 'completed', polls: 1 });
   });
@@ -60,7 +60,7 @@ describe('awaitJobCompletion and the spelling of job states', () => {
     const jobId = await finishedJob();
     w.sim.spellStates({ failed: 'FAILED' }, { count: ALWAYS });
 
-    const a = run({ tenant: 't', jobId, timeoutMs: 5_000 });
+    const a = run({ tenant: 't1', jobId, timeoutMs: 5_000 });
     const f = await failureOf(a.result);
 
     expect(f.type).toBe('JobFailed');
@@ -71,7 +71,7 @@ describe('awaitJobCompletion and the spelling of job states', () => {
     const jobId = await finishedJob();
     w.sim.spellStates({ completed: 'archived' }, { count: ALWAYS });
 
-    const a = run({ tenant: 't', jobId, timeoutMs: 5_000 });
+    const a = run({ tenant: 't1', jobId, timeoutMs: 5_000 });
     const f = await failureOf(a.result);
 
     expect(f.type).toBe('UnexpectedJobState');
