@@ -12,7 +12,6 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { DemoSetupError, NO_SERVER_HINT, startLocalTemporal } from '../../worker/demo/local-temporal.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const TSX = resolve(ROOT, 'node_modules/.bin/tsx');
 
 interface DemoRun {
   code: number | null;
@@ -24,10 +23,11 @@ function runDemo(extraEnv: Record<string, string>, args: string[] = []): Promise
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('TEMPORAL_')) env[k] = v;
   return new Promise((done) => {
-    // A generous limit only so that a hang fails the test instead of stalling the run.
+    // A generous limit only so that a hang fails the test instead of stalling the run. tsx as a loader
+    // (not its CLI, which runs a second process) so that the limit ends the demo itself.
     execFile(
-      TSX,
-      ['worker/demo.ts', '--exit', ...args],
+      process.execPath,
+      ['--import', 'tsx', 'worker/demo.ts', '--exit', ...args],
       { cwd: ROOT, env: { ...env, ...extraEnv }, timeout: 240_000 },
       (err, stdout, stderr) => {
         done({ code: err ? (typeof err.code === 'number' ? err.code : null) : 0, stdout, stderr });
