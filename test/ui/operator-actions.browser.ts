@@ -10,7 +10,7 @@
  * test/ui/install-chromium.sh.
  */
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { WorkflowFailedError } from '@temporalio/client';
+import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import type { Browser, Page } from 'playwright-core';
@@ -134,14 +134,34 @@ describe('operator actions in the Temporal Web UI', () => {
     expect(jobs).toMatchObject([{ id: result.jobId, state: 'completed', uploads: 1, bytesReceived: CSV.length }]);
   });
 
-  it('Resets a failed import to its first workflow task after the cause is fixed: it completes with no second job and no second PUT', async () => {
-    const shot = screenshotter('reset-failed-import');
-    const workflowId = `ui-reset-${Date.now()}`;
-    const key = 'drops/accounts.csv';
+  type History = Awaited<ReturnType<WorkflowHandle['fetchHistory']>>;
+
+  /** The first workflow task: from there every step runs again. */
+  const firstWorkflowTask = (history: History) =>
+    history.events?.find((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED)?.eventId;
+
+  /** README "When an import fails": the last workflow task before the failed step (here awaitJobCompletion). */
+  const lastTaskBeforeFailedStep = (history: History) => {
+    const scheduled = history.events?.filter((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED);
+    return scheduled?.at(-1)?.activityTaskScheduledEventAttributes?.workflowTaskCompletedEventId;
+  };
+
+  /**
+   * An import that fails after the service accepted its upload (a 403 on the next status poll), the
+   * cause fixed, then a Reset in the UI to the chosen workflow task: it must complete with the same
+   * job, no second job and no second PUT, whatever steps the reset runs again.
+   */
+  async function resetAfterFixedFailure(
+    name: string,
+    resetPoint: (history: History) => Long | number | null | undefined,
+    rerun: { jobReused: boolean; uploadSkipped: boolean },
+  ) {
+    const shot = screenshotter(name);
+    const workflowId = `ui-${name}-${Date.now()}`;
+    const key = `drops/${name}.csv`;
     await putFile(key);
     const handle = await start(workflowId, input(key, workflowId));
 
-    // Once the service holds the upload, its next status answer is a 403: the import fails while the job runs.
     const [job] = await until(
       () => jobsOf(workflowId),
       (jobs) => jobs[0]?.uploads === 1,
@@ -167,10 +187,9 @@ describe('operator actions in the Temporal Web UI', () => {
     const putPath = `/import/v1/job/${job?.id}/data`;
     expect(await requestsTo('submitData', putPath)).toHaveLength(1);
 
-    // The earliest reset point: every step runs again, so only the activities' own checks prevent a second job or PUT.
-    const events = (await handle.fetchHistory()).events ?? [];
-    const firstTask = events.find((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED);
-    const dialog = await ui.openResetDialog(Number(firstTask?.eventId), 'service permission restored (403 fixed)');
+    const eventId = Number(resetPoint(await handle.fetchHistory()));
+    expect(eventId).toBeGreaterThan(0);
+    const dialog = await ui.openResetDialog(eventId, 'service permission restored (403 fixed)');
     await shot(page, 'reset-dialog');
     await ui.submit(dialog, 'Confirm');
     await ui.resetNotice().waitFor();
@@ -183,9 +202,20 @@ describe('operator actions in the Temporal Web UI', () => {
     await ui.waitForStatus('Completed');
     await shot(page, 'reset-run-completed');
 
-    expect(result).toMatchObject({ jobId: job?.id, state: 'completed', jobReused: true, uploadSkipped: true });
+    expect(result).toMatchObject({ jobId: job?.id, state: 'completed', ...rerun });
     expect(await jobsOf(workflowId)).toMatchObject([{ id: job?.id, state: 'completed', uploads: 1 }]);
     expect(await requestsTo('createJob')).toHaveLength(createsBefore);
     expect(await requestsTo('submitData', putPath)).toHaveLength(1);
+  }
+
+  it('Resets a failed import to its first workflow task after the cause is fixed: every step runs again, yet no second job and no second PUT', async () => {
+    await resetAfterFixedFailure('reset-to-first-task', firstWorkflowTask, { jobReused: true, uploadSkipped: true });
+  });
+
+  it('Resets a failed import to the last workflow task before the failed step (the README path): it completes with no second job and no second PUT', async () => {
+    await resetAfterFixedFailure('reset-before-failed-step', lastTaskBeforeFailedStep, {
+      jobReused: false,
+      uploadSkipped: false,
+    });
   });
 });
