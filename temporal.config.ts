@@ -12,6 +12,7 @@
 import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { z } from 'zod';
+import type { ParallelParts } from './activities/s3/ranged-reader.js';
 import { BUDGETED_ENDPOINTS, type BudgetedEndpoint } from './workflows/policy/endpoints.js';
 import {
   ENTITY_TYPES,
@@ -47,7 +48,17 @@ export class Secret {
   }
 }
 
-export type TokenConfig = { kind: 'env'; token: Secret } | { kind: 'file'; path: string };
+export type TokenConfig =
+  | { kind: 'env'; token: Secret }
+  | { kind: 'file'; path: string }
+  | {
+      kind: 'client-credentials';
+      /** The exchange's URL: the service's base URL + /auth/v1/token. */
+      tokenUrl: string;
+      clientId: string;
+      /** The secret itself, or a file holding it (re-read at every exchange, so it can be rotated). */
+      clientSecret: { value: Secret } | { file: string };
+    };
 
 export interface ServiceConfig {
   baseUrl: string;
@@ -106,7 +117,7 @@ export interface Config extends ClientConfig {
   budget: BudgetSettings;
   poll: { scheduleMs: number[]; jitterRatio: number; jobTimeoutMs: number };
   maxFileBytes: number;
-  upload: { partSizeBytes: number; parallelParts: number };
+  upload: { partSizeBytes: number; parallelParts: ParallelParts };
   worker: {
     maxConcurrentUploads: number;
     maxConcurrentActivities: number;
@@ -288,12 +299,24 @@ export const CONFIG_VARIABLES = {
     httpUrl,
   ),
   COMPANY_DATA_TOKEN: optional(
-    'Bearer token for the service. Required by the worker unless `COMPANY_DATA_TOKEN_FILE` is set',
+    'Bearer token for the service. The worker needs exactly one token source: this, `COMPANY_DATA_TOKEN_FILE` or `COMPANY_DATA_CLIENT_ID` (two or none stop start-up)',
     (text) => new Secret(text),
   ),
   COMPANY_DATA_TOKEN_FILE: optional(
-    'File holding the token, re-read whenever it changes, so a sidecar can rotate the 8-hour tokens without a restart. Wins over `COMPANY_DATA_TOKEN`',
+    'File holding the token, re-read whenever it changes, so a sidecar can rotate the 8-hour tokens without a restart',
     readableFile('holding the bearer token'),
+  ),
+  COMPANY_DATA_CLIENT_ID: optional(
+    "Client id for the built-in client-credentials exchange (`POST /auth/v1/token` on the service's host): the worker gets its own 8-hour token, exchanges again 5 minutes before it expires and once after a 401; concurrent activities share one exchange. No sidecar needed",
+    anyText,
+  ),
+  COMPANY_DATA_CLIENT_SECRET: optional(
+    'The client secret for `COMPANY_DATA_CLIENT_ID`; as secret as the token: never logged, redacted from errors. Set this or `COMPANY_DATA_CLIENT_SECRET_FILE`',
+    (text) => new Secret(text),
+  ),
+  COMPANY_DATA_CLIENT_SECRET_FILE: optional(
+    'File holding the client secret, re-read at every exchange (so it can be rotated)',
+    readableFile('holding the client secret'),
   ),
   COMPANY_DATA_REQUEST_TIMEOUT: variable('Timeout of one short service call', '30s', duration()),
   UPLOAD_IDLE_TIMEOUT: variable(
@@ -342,9 +365,9 @@ export const CONFIG_VARIABLES = {
   IMPORT_MAX_FILE_BYTES: variable('Largest file accepted (bytes, or with a unit: `5GiB`, `500MB`)', '5GiB', size),
   UPLOAD_PART_SIZE: variable('Size of each ranged S3 read of an upload', '8MiB', size),
   UPLOAD_PARALLEL_PARTS: variable(
-    'Ranged S3 reads in flight per upload (1 = one sequential GET)',
-    '1',
-    wholeNumber(1, 32),
+    "Ranged S3 reads in flight per upload: `auto` starts with one and adds one each time the PUT waited on S3 for more than 5% of a part's time, up to 8 (so memory stays within 8 × `UPLOAD_PART_SIZE`); a number from 1 (one sequential GET) to 32 fixes it",
+    'auto',
+    (text, name) => parseParallelParts(text) ?? fail(name, '`auto` or a whole number from 1 to 32', text),
   ),
   WORKER_MAX_CONCURRENT_UPLOADS: variable('Uploads one worker process runs at once', '2', wholeNumber(1, 64)),
   WORKER_MAX_CONCURRENT_ACTIVITIES: variable(
@@ -421,18 +444,7 @@ function readServiceConfig(env: Env): ServiceConfig {
   if (!baseUrl.startsWith('https:') && !isLoopbackUrl(baseUrl)) {
     fail('COMPANY_DATA_BASE_URL', 'https (plain http is allowed only for loopback addresses)', baseUrl);
   }
-  const tokenFile = readVariable(env, 'COMPANY_DATA_TOKEN_FILE');
-  const tokenValue = readVariable(env, 'COMPANY_DATA_TOKEN');
-  let token: TokenConfig;
-  if (tokenFile) {
-    token = { kind: 'file', path: tokenFile };
-  } else if (tokenValue) {
-    token = { kind: 'env', token: tokenValue };
-  } else {
-    throw new ConfigError(
-      'COMPANY_DATA_TOKEN or COMPANY_DATA_TOKEN_FILE must be set: the worker needs a service token',
-    );
-  }
+  const token = readTokenConfig(env, baseUrl);
   return {
     baseUrl,
     token,
@@ -484,6 +496,39 @@ export function loadBudgetSettings(env: Env = process.env): BudgetSettings {
     headroomPercent: readVariable(env, 'IMPORT_BUDGET_HEADROOM_PERCENT'),
     resetMinuteUtc: readVariable(env, 'IMPORT_BUDGET_RESET_UTC'),
   };
+}
+
+const TOKEN_SOURCES = ['COMPANY_DATA_TOKEN', 'COMPANY_DATA_TOKEN_FILE', 'COMPANY_DATA_CLIENT_ID'] as const;
+
+/** Exactly one token source: two would leave a reader guessing which one the worker uses. */
+function readTokenConfig(env: Env, baseUrl: string): TokenConfig {
+  const given = TOKEN_SOURCES.filter((name) => rawValue(env, name) !== undefined);
+  if (given.length !== 1) {
+    throw new ConfigError(
+      `exactly one of ${TOKEN_SOURCES.join(', ')} must be set: the worker needs one way to get its service token; ${given.length === 0 ? 'none is set' : `${given.join(' and ')} are set`}`,
+    );
+  }
+  const tokenFile = readVariable(env, 'COMPANY_DATA_TOKEN_FILE');
+  if (tokenFile) return { kind: 'file', path: tokenFile };
+  const clientId = readVariable(env, 'COMPANY_DATA_CLIENT_ID');
+  if (!clientId) return { kind: 'env', token: readVariable(env, 'COMPANY_DATA_TOKEN') as Secret };
+  return {
+    kind: 'client-credentials',
+    tokenUrl: `${baseUrl}/auth/v1/token`,
+    clientId,
+    clientSecret: readClientSecret(env),
+  };
+}
+
+function readClientSecret(env: Env): { value: Secret } | { file: string } {
+  const value = readVariable(env, 'COMPANY_DATA_CLIENT_SECRET');
+  const file = readVariable(env, 'COMPANY_DATA_CLIENT_SECRET_FILE');
+  if ((value === undefined) === (file === undefined)) {
+    throw new ConfigError(
+      `exactly one of COMPANY_DATA_CLIENT_SECRET or COMPANY_DATA_CLIENT_SECRET_FILE must be set with COMPANY_DATA_CLIENT_ID; ${value === undefined ? 'neither is set' : 'both are set'}`,
+    );
+  }
+  return value === undefined ? { file: file as string } : { value };
 }
 
 const durationSchema = z.string().refine((s) => parseDuration(s) !== undefined, 'a duration such as 1h or 30m');
@@ -599,6 +644,14 @@ export function loadFeeds(env: Env = process.env): FeedConfig[] {
     seen.add(f.id);
   }
   return feeds;
+}
+
+/** `auto`, or a whole number of ranged reads from 1 to 32; undefined for anything else. */
+export function parseParallelParts(text: string): ParallelParts | undefined {
+  const trimmed = text.trim();
+  if (trimmed === 'auto') return 'auto';
+  const n = Number(trimmed);
+  return /^\d+$/.test(trimmed) && n >= 1 && n <= 32 ? n : undefined;
 }
 
 export interface LoadConfigOptions {

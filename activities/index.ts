@@ -10,6 +10,8 @@ import type { BudgetGate } from './budget/gate.js';
 import { makeCreateImportJob } from './create-import-job.js';
 import { makeInspectSource } from './inspect-source.js';
 import { makeListFeedObjects } from './list-feed-objects.js';
+import { ReferenceCache } from './reference-cache.js';
+import type { ParallelParts } from './s3/ranged-reader.js';
 import type { S3Source } from './s3/source.js';
 import type { ServiceClient } from './service/client.js';
 import { makeUploadData } from './upload-data.js';
@@ -21,7 +23,7 @@ export interface ActivitySettings {
   poll: { scheduleMs: readonly number[]; jitterRatio: number };
   uploadIdleTimeoutMs: number;
   partSizeBytes: number;
-  parallelParts: number;
+  parallelParts: ParallelParts;
 }
 
 export interface ActivityDeps {
@@ -36,8 +38,9 @@ export interface ActivityDeps {
 export function createActivities(deps: ActivityDeps) {
   const { service, s3, budget, settings } = deps;
   const calls = { service, budget, resetMinuteUtc: settings.resetMinuteUtc };
+  const reference = new ReferenceCache();
   const activities = {
-    inspectSource: makeInspectSource({ s3, maxFileBytes: settings.maxFileBytes }),
+    inspectSource: makeInspectSource({ ...calls, s3, maxFileBytes: settings.maxFileBytes, reference }),
     applyFieldMappings: makeApplyFieldMappings(calls),
     createImportJob: makeCreateImportJob(calls),
     uploadData: makeUploadData({

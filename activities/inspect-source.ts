@@ -1,36 +1,65 @@
 /**
- * The inspectSource activity: checks the S3 file before any service call is
- * spent on it. A missing, empty or oversized file, a malformed header row, or
- * a header that lacks a mapped label fails here, non-retryably, with a message
- * that names the file and what to fix.
+ * The inspectSource activity: checks the S3 file and the import's settings
+ * before any job exists. A missing, empty or oversized file, a malformed
+ * header row, a header that lacks a mapped label or a label the entity type
+ * requires, an import source the service does not list, or an Activity file
+ * without its type's required fields fails here, non-retryably, with a
+ * message that names the file and what to fix. The file's own checks spend
+ * no service call; the reference reads are cached per worker and counted
+ * against the metadata budgets.
  */
 import type { InspectSourceInput, InspectSourceResult } from '../workflows/policy/activity-contracts.js';
+import type { EntityType } from '../workflows/policy/import-input.js';
 import { HeaderRowError, parseHeaderRow } from './csv/header-row.js';
+import { labelKey, missingLabels, REQUIRED_HEADER_LABELS } from './csv/required-labels.js';
 import { failure } from './failures.js';
+import type { ReferenceCache } from './reference-cache.js';
 import { HeaderTooLong, SourceObjectChanged, SourceObjectMissing, s3Url } from './s3/errors.js';
 import type { S3Source } from './s3/source.js';
+import { NotFound } from './service/errors.js';
+import type { ActivityFields } from './service/types.js';
+import { ServiceCalls, type ServiceCallsDeps } from './service-calls.js';
 
-export interface InspectSourceDeps {
+/** What preflight needs of the service client: the reference reads. */
+export interface ReferenceService {
+  listSources(entityType: EntityType): Promise<string[]>;
+  getActivityFields(activityTypeId: number): Promise<ActivityFields>;
+}
+
+export interface InspectSourceDeps extends ServiceCallsDeps {
   s3: S3Source;
   maxFileBytes: number;
+  service: ReferenceService;
+  /** One per worker: reference data read by one import serves the next ones. */
+  reference: ReferenceCache;
 }
+
+type FileFacts = Omit<InspectSourceResult, 'apiCalls'>;
 
 /** An object overwritten between our HEAD and our header read is looked at again, a few times. */
 const MAX_LOOKS = 3;
 
 export function makeInspectSource(deps: InspectSourceDeps) {
   return async function inspectSource(input: InspectSourceInput): Promise<InspectSourceResult> {
-    for (let look = 1; ; look++) {
-      try {
-        return await inspectOnce(deps, input);
-      } catch (err) {
-        if (!(err instanceof SourceObjectChanged) || look >= MAX_LOOKS) throw mapSourceError(err);
-      }
-    }
+    const facts = await lookAtFile(deps, input);
+    const calls = ServiceCalls.forCurrentActivity(deps, input.tenant);
+    await checkImportSource(deps, input, calls);
+    await checkActivityFields(deps, input, facts.header, calls);
+    return { ...facts, apiCalls: calls.counts };
   };
 }
 
-async function inspectOnce(deps: InspectSourceDeps, input: InspectSourceInput): Promise<InspectSourceResult> {
+async function lookAtFile(deps: InspectSourceDeps, input: InspectSourceInput): Promise<FileFacts> {
+  for (let look = 1; ; look++) {
+    try {
+      return await inspectOnce(deps, input);
+    } catch (err) {
+      if (!(err instanceof SourceObjectChanged) || look >= MAX_LOOKS) throw mapSourceError(err);
+    }
+  }
+}
+
+async function inspectOnce(deps: InspectSourceDeps, input: InspectSourceInput): Promise<FileFacts> {
   const { bucket, key } = input;
   const where = s3Url(bucket, key);
   const head = await deps.s3.head(bucket, key);
@@ -69,8 +98,75 @@ async function inspectOnce(deps: InspectSourceDeps, input: InspectSourceInput): 
     if (unmapped.length > 0) {
       warnings.push(`no field mapping covers the column(s) ${quoteAll(unmapped)}; the service may ignore them`);
     }
+  } else {
+    checkRequiredLabels(where, input.entityType, header);
   }
   return { ...head, header, warnings };
+}
+
+/**
+ * The display names the entity type needs. With field mappings the mapped
+ * labels are checked instead: which display name a mapped serviceFieldName
+ * stands for is not published.
+ */
+function checkRequiredLabels(where: string, entityType: EntityType, header: string[]): void {
+  if (entityType === 'Activity' || !Object.hasOwn(REQUIRED_HEADER_LABELS, entityType)) return;
+  const missing = missingLabels(header, REQUIRED_HEADER_LABELS[entityType]);
+  if (missing.length > 0) {
+    throw failure(
+      'InvalidCsvHeader',
+      `${where}: the header row lacks the label(s) ${quoteAll(missing)} that ${entityType} imports require; the header has ${quoteAll(header)}`,
+      { missing, header },
+    );
+  }
+}
+
+/** A named import source must be one the service lists for the entity type (CSV, the default, always is). */
+async function checkImportSource(deps: InspectSourceDeps, input: InspectSourceInput, calls: ServiceCalls) {
+  const wanted = input.importSource;
+  if (wanted === undefined) return;
+  const sources = await deps.reference.get(`sources/${input.entityType}`, () =>
+    calls.run('listSources', () => deps.service.listSources(input.entityType)),
+  );
+  if (sources.some((s) => labelKey(s) === labelKey(wanted))) return;
+  throw failure(
+    'InvalidInput',
+    `importSource ${JSON.stringify(wanted)} is not a source the service accepts for ${input.entityType} imports; it lists ${quoteAll(sources)} (a custom source's numeric id is not one)`,
+    { importSource: wanted, sources },
+  );
+}
+
+/** An Activity file needs the columns its activity type marks isRequiredForCsvImport. */
+async function checkActivityFields(
+  deps: InspectSourceDeps,
+  input: InspectSourceInput,
+  header: string[],
+  calls: ServiceCalls,
+) {
+  const typeId = input.activityTypeId;
+  if (input.entityType !== 'Activity' || typeId === undefined) return;
+  const fields = await deps.reference.get(`activity-fields/${typeId}`, () =>
+    calls.run('activityFields', () =>
+      deps.service.getActivityFields(typeId).catch((err: unknown) => {
+        if (err instanceof NotFound) return undefined;
+        throw err;
+      }),
+    ),
+  );
+  if (!fields) {
+    throw failure('InvalidInput', `activityTypeId ${typeId} is not an activity type the service knows`, {
+      activityTypeId: typeId,
+    });
+  }
+  const required = fields.fields.filter((f) => f.isRequiredForCsvImport).map((f) => f.fieldName);
+  const missing = missingLabels(header, required);
+  if (missing.length > 0) {
+    throw failure(
+      'InvalidCsvHeader',
+      `${s3Url(input.bucket, input.key)}: the header row lacks the field(s) ${quoteAll(missing)} that activity type ${typeId} (${fields.activityType.name}) requires for CSV imports; the header has ${quoteAll(header)}`,
+      { missing, header, activityTypeId: typeId },
+    );
+  }
 }
 
 function quoteAll(labels: string[]): string {

@@ -19,7 +19,7 @@ import type { UploadDataInput, UploadDataResult, UploadProgress } from '../workf
 import type { BudgetGate } from './budget/gate.js';
 import { failure } from './failures.js';
 import { SourceObjectChanged, SourceObjectMissing, s3Url } from './s3/errors.js';
-import { readRanged } from './s3/ranged-reader.js';
+import { AUTO_MAX_PARTS, type ParallelParts, readRanged } from './s3/ranged-reader.js';
 import type { S3Source } from './s3/source.js';
 import type { CallOptions, ImportJob, SubmitDataOptions } from './service/types.js';
 import { ServiceCalls } from './service-calls.js';
@@ -39,8 +39,8 @@ export interface UploadDataDeps {
   /** The attempt fails (retryably) when no byte moved for this long. */
   uploadIdleTimeoutMs: number;
   partSizeBytes: number;
-  /** Ranged S3 reads in flight; 1 reads the object with one sequential GET. */
-  parallelParts: number;
+  /** Ranged S3 reads in flight: `auto` adapts them to the PUT; 1 reads the object with one sequential GET. */
+  parallelParts: ParallelParts;
   heartbeatIntervalMs?: number;
   /** Metrics hook: called with each chunk's size as it moves. */
   onBytes?: (n: number) => void;
@@ -148,18 +148,19 @@ async function transfer(
 
 function openSource(deps: UploadDataDeps, input: UploadDataInput, signal: AbortSignal): Promise<Readable> {
   const { bucket, key, etag, sizeBytes } = input;
-  if (deps.parallelParts > 1 && sizeBytes > deps.partSizeBytes) {
-    return Promise.resolve(
-      readRanged(deps.s3, bucket, key, {
-        etag,
-        sizeBytes,
-        partSizeBytes: deps.partSizeBytes,
-        parallelParts: deps.parallelParts,
-        signal,
-      }),
-    );
-  }
-  return deps.s3.read(bucket, key, { etag, signal });
+  const { parallelParts, partSizeBytes } = deps;
+  if (parallelParts === 1 || sizeBytes <= partSizeBytes) return deps.s3.read(bucket, key, { etag, signal });
+  const adaptive = parallelParts === 'auto';
+  return Promise.resolve(
+    readRanged(deps.s3, bucket, key, {
+      etag,
+      sizeBytes,
+      partSizeBytes,
+      maxParts: adaptive ? AUTO_MAX_PARTS : parallelParts,
+      adaptive,
+      signal,
+    }),
+  );
 }
 
 /**

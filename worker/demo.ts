@@ -82,6 +82,7 @@ async function demo(options: DemoOptions): Promise<void> {
         COMPANY_DATA_BASE_URL: sim.baseUrl,
         COMPANY_DATA_TOKEN: DEMO_TOKENS.importer,
         COMPANY_DATA_TOKEN_FILE: undefined,
+        COMPANY_DATA_CLIENT_ID: undefined,
         S3_ENDPOINT: s3.endpoint,
         WORKER_METRICS_PORT: '0',
         IMPORT_POLL_SCHEDULE: '1s,2s,5s',

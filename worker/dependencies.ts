@@ -1,6 +1,6 @@
 /**
  * Builds the activities' real dependencies from configuration: the service
- * client (token from env or a rotating file), the S3 source, and the budget
+ * client (token from env, a rotating file or a client-credentials exchange), the S3 source, and the budget
  * gate backed by the tenant's ledger workflow.
  */
 import type { Client } from '@temporalio/client';
@@ -24,7 +24,7 @@ export function createActivityDeps(config: Config, client: Client, metrics?: Wor
   return {
     service: new ServiceClient({
       baseUrl: service.baseUrl,
-      tokens: createTokenSource(service.token),
+      tokens: createTokenSource(service.token, { requestTimeoutMs: service.requestTimeoutMs }),
       requestTimeoutMs: service.requestTimeoutMs,
       uploadIdleTimeoutMs: service.uploadIdleTimeoutMs,
       onResponse: metrics ? (e) => metrics.apiCall(e.endpoint, e.status ?? 'error') : undefined,

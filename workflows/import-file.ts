@@ -197,14 +197,19 @@ export async function importFile(rawInput: ImportFileInput): Promise<ImportFileR
   const inspect = () =>
     runStep('inspectSource', () =>
       activitiesFor('inspectSource').inspectSource({
+        tenant,
         bucket: input.source.bucket,
         key: input.source.key,
         mappings: input.fieldMappings?.mappings,
+        entityType: input.entityType,
+        importSource: input.importSource,
+        activityTypeId: input.activityTypeId,
       }),
     );
 
   const apiCalls: ApiCallCounts = {};
   const inspected = await inspect();
+  addApiCalls(apiCalls, inspected.value.apiCalls);
   let source: InspectSourceResult = inspected.value;
   progress.totalBytes = source.sizeBytes;
   for (const warning of source.warnings) log.warn(`source ${input.source.bucket}/${input.source.key}: ${warning}`);
@@ -240,6 +245,7 @@ export async function importFile(rawInput: ImportFileInput): Promise<ImportFileR
     if (rerun.afterFailureType === 'SourceChanged') {
       // The operator replaced the file: check the new one and pin its ETag before sending it.
       const again = await inspect();
+      addApiCalls(apiCalls, again.value.apiCalls);
       progress.phase = 'uploading';
       source = again.value;
       reinspectMs += again.ms;

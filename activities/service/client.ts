@@ -10,7 +10,7 @@ import type { Readable } from 'node:stream';
 import { Agent, type Dispatcher } from 'undici';
 import type { ServiceEndpoint } from '../../workflows/policy/endpoints.js';
 import type { EntityType, FieldMapping, MappingObjectType } from '../../workflows/policy/import-input.js';
-import { excerpt, parseErrorBody } from './error-body.js';
+import { excerpt, parseRedactedErrorBody } from './error-body.js';
 import {
   BadRequest,
   Forbidden,
@@ -23,6 +23,7 @@ import {
   Timeout,
   Unauthorized,
 } from './errors.js';
+import { redact } from './redaction.js';
 import { checkShape, type Shape, shapes } from './response-shapes.js';
 import type { TokenSource } from './token-source.js';
 import type {
@@ -275,7 +276,24 @@ export class ServiceClient {
     });
   }
 
+  /**
+   * A 401 to a token that has since been replaced (a rotated file, a fresh
+   * exchange) is sent again once with the new token, which the spec allows
+   * (it is a changed request). An upload is not: its body is spent, so its
+   * Unauthorized says `tokenRotated` and the activity's retry sends it again.
+   * One budget reservation covers both sends: a 401 is assumed not to count
+   * against a daily limit (the service cannot tell whose call it was).
+   */
   private async call<T>(r: Request<T>): Promise<T> {
+    try {
+      return await this.attempt(r);
+    } catch (e) {
+      if (!(e instanceof Unauthorized && e.tokenRotated) || r.upload) throw e;
+      return this.attempt(r);
+    }
+  }
+
+  private async attempt<T>(r: Request<T>): Promise<T> {
     r.signal?.throwIfAborted();
     const started = performance.now();
     const { token, version } = await this.#tokens.current();
@@ -353,11 +371,12 @@ export class ServiceClient {
     token: string,
     sentVersion: number,
   ): Promise<ServiceError> {
-    const facts = parseErrorBody(redact(text, token), contentType);
+    const facts = parseRedactedErrorBody(text, contentType, [token]);
     const d: ServiceErrorDetails = { ...details, status, ...facts };
     if (status === 400 || status === 413 || status === 422) return new BadRequest(d);
     if (status === 401) {
       // A rotation between sending and now makes a retry a different request, which the spec allows.
+      await this.#tokens.rejected?.(sentVersion).catch(() => undefined);
       const now = await this.#tokens.current().catch(() => undefined);
       return new Unauthorized({ ...d, tokenRotated: now !== undefined && now.version !== sentVersion });
     }
@@ -412,10 +431,6 @@ function queryString(query: Record<string, string | number | undefined> | undefi
   return s ? `?${s}` : '';
 }
 
-function redact(text: string, token: string): string {
-  return token && text.includes(token) ? text.split(token).join('[redacted]') : text;
-}
-
 function parseSuccess<T>(shape: Shape<T>, text: string, details: ServiceErrorDetails, token: string): T {
   let body: unknown;
   try {
@@ -423,11 +438,11 @@ function parseSuccess<T>(shape: Shape<T>, text: string, details: ServiceErrorDet
   } catch {
     throw new ServerError({
       ...details,
-      serviceMessage: `expected ${shape.describes} as JSON, got ${excerpt(redact(text, token)) ?? 'an empty body'}`,
+      serviceMessage: `expected ${shape.describes} as JSON, got ${excerpt(redact(text, [token])) ?? 'an empty body'}`,
     });
   }
   const checked = checkShape(shape, body);
-  if ('problem' in checked) throw new ServerError({ ...details, serviceMessage: redact(checked.problem, token) });
+  if ('problem' in checked) throw new ServerError({ ...details, serviceMessage: redact(checked.problem, [token]) });
   return checked.value;
 }
 
@@ -442,7 +457,7 @@ function transportError(e: unknown, details: ServiceErrorDetails, token: string)
   if (!message && Array.isArray(err?.errors)) {
     message = err.errors.map((x: { message?: unknown }) => String(x?.message ?? '')).join('; ');
   }
-  const said = excerpt(redact([code, message].filter(Boolean).join(': '), token));
+  const said = excerpt(redact([code, message].filter(Boolean).join(': '), [token]));
   const d = { ...details, serviceMessage: said ?? 'the connection failed without a reason' };
   return code && TIMEOUT_CODES.has(code) ? new Timeout(d) : new Network(d);
 }

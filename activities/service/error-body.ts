@@ -5,6 +5,8 @@
  * diagnosticCode}}`, an XML error object (the spec allows application/xml),
  * or plain text. Never fails: an unreadable body yields a trimmed excerpt.
  */
+import { redact } from './redaction.js';
+
 export interface ErrorBodyFacts {
   errorCode?: string;
   serviceMessage?: string;
@@ -71,4 +73,18 @@ export function parseErrorBody(text: string, contentType = ''): ErrorBodyFacts {
   }
   if (/xml/i.test(contentType) || trimmed.startsWith('<')) return fromXml(trimmed);
   return { serviceMessage: excerpt(trimmed) };
+}
+
+/**
+ * parseErrorBody without the secrets: removed from the raw text (where they
+ * may be spelled escaped) and again from what parsing decoded.
+ */
+export function parseRedactedErrorBody(text: string, contentType: string, secrets: readonly string[]): ErrorBodyFacts {
+  const facts = parseErrorBody(redact(text, secrets), contentType);
+  const clean = (v: string | undefined) => (v === undefined ? undefined : redact(v, secrets));
+  return {
+    errorCode: clean(facts.errorCode),
+    serviceMessage: clean(facts.serviceMessage),
+    diagnosticCode: clean(facts.diagnosticCode),
+  };
 }

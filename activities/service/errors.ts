@@ -2,7 +2,9 @@
  * The service client's error vocabulary: every non-2xx response, timeout and
  * network failure becomes one of these. They carry what the response said
  * (status, errorCode, message, diagnosticCode) and which call failed, and
- * nothing else: never a header, never the token.
+ * nothing else: never a header, never the token. Each class has its own
+ * `name` for logs (ServiceTimeoutError is an HTTP timeout, not a Temporal
+ * one); `type` is the failure type workflows match on and histories keep.
  */
 import type { ServiceEndpoint } from '../../workflows/policy/endpoints.js';
 import type { FailureType } from '../../workflows/policy/failure-types.js';
@@ -22,6 +24,7 @@ export interface ServiceErrorDetails {
 }
 
 export abstract class ServiceError extends Error {
+  abstract override readonly name: string;
   abstract readonly type: FailureType;
   readonly endpoint: ServiceEndpoint;
   readonly method: string;
@@ -54,6 +57,7 @@ export abstract class ServiceError extends Error {
   /** A plain, secret-free object for logs and failure details. */
   toJSON(): Record<string, unknown> {
     return {
+      name: this.name,
       type: this.type,
       message: this.message,
       endpoint: this.endpoint,
@@ -67,6 +71,7 @@ export abstract class ServiceError extends Error {
 }
 
 export class Unauthorized extends ServiceError {
+  override readonly name = 'ServiceUnauthorizedError';
   readonly type = 'Unauthorized' as const;
   readonly tokenRotated: boolean;
   constructor(details: ServiceErrorDetails) {
@@ -76,6 +81,7 @@ export class Unauthorized extends ServiceError {
 }
 
 export class Forbidden extends ServiceError {
+  override readonly name = 'ServiceForbiddenError';
   readonly type = 'Forbidden' as const;
   readonly permission: string;
   constructor(details: ServiceErrorDetails & { permission: string }) {
@@ -85,6 +91,7 @@ export class Forbidden extends ServiceError {
 }
 
 export class NotFound extends ServiceError {
+  override readonly name = 'ServiceNotFoundError';
   readonly type = 'NotFound' as const;
   constructor(details: ServiceErrorDetails) {
     super('not found', details);
@@ -92,6 +99,7 @@ export class NotFound extends ServiceError {
 }
 
 export class BadRequest extends ServiceError {
+  override readonly name = 'ServiceBadRequestError';
   readonly type = 'BadRequest' as const;
   constructor(details: ServiceErrorDetails) {
     super('the service rejected the request', details);
@@ -99,6 +107,7 @@ export class BadRequest extends ServiceError {
 }
 
 export class RateLimited extends ServiceError {
+  override readonly name = 'ServiceRateLimitedError';
   readonly type = 'RateLimited' as const;
   constructor(details: ServiceErrorDetails) {
     super('rate limited', details);
@@ -106,6 +115,7 @@ export class RateLimited extends ServiceError {
 }
 
 export class ServerError extends ServiceError {
+  override readonly name = 'ServiceServerError';
   readonly type = 'ServerError' as const;
   constructor(details: ServiceErrorDetails) {
     super('the service failed', details);
@@ -113,6 +123,7 @@ export class ServerError extends ServiceError {
 }
 
 export class Timeout extends ServiceError {
+  override readonly name = 'ServiceTimeoutError';
   readonly type = 'Timeout' as const;
   constructor(details: ServiceErrorDetails) {
     super('timed out', details);
@@ -120,6 +131,7 @@ export class Timeout extends ServiceError {
 }
 
 export class Network extends ServiceError {
+  override readonly name = 'ServiceNetworkError';
   readonly type = 'Network' as const;
   constructor(details: ServiceErrorDetails) {
     super('network failure', details);

@@ -1,11 +1,13 @@
 /**
- * Where the bearer token comes from: the environment (fixed for the process)
- * or a file that a sidecar rewrites every few hours (tokens live 8 hours).
+ * Where the bearer token comes from: the environment (fixed for the process),
+ * a file that a sidecar rewrites every few hours (tokens live 8 hours), or the
+ * worker's own client-credentials exchange (client-credentials.ts).
  * The file is stat'ed on every call and re-read only when it changed, so a
  * rotation is picked up by the next request without a restart.
  */
 import { readFile, stat } from 'node:fs/promises';
 import type { TokenConfig } from '../../temporal.config.js';
+import { ClientCredentialsTokenSource } from './client-credentials.js';
 
 export interface CurrentToken {
   token: string;
@@ -15,6 +17,8 @@ export interface CurrentToken {
 
 export interface TokenSource {
   current(): Promise<CurrentToken>;
+  /** Told when the service answered 401 to the token of `version`; a source that can get a new one does. */
+  rejected?(version: number): Promise<void>;
 }
 
 export class TokenSourceError extends Error {
@@ -24,7 +28,8 @@ export class TokenSourceError extends Error {
 /** Visible ASCII only: anything else could split the Authorization header. */
 const TOKEN_PATTERN = /^[\x21-\x7e]+$/;
 
-export function createTokenSource(config: TokenConfig): TokenSource {
+/** `requestTimeoutMs` bounds a client-credentials exchange, like any short call. */
+export function createTokenSource(config: TokenConfig, options: { requestTimeoutMs?: number } = {}): TokenSource {
   if (config.kind === 'env') {
     const token = config.token.reveal().trim();
     if (!TOKEN_PATTERN.test(token)) {
@@ -32,6 +37,7 @@ export function createTokenSource(config: TokenConfig): TokenSource {
     }
     return { current: async () => ({ token, version: 1 }) };
   }
+  if (config.kind === 'client-credentials') return new ClientCredentialsTokenSource(config, options);
   return new FileTokenSource(config.path);
 }
 

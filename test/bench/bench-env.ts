@@ -4,18 +4,29 @@
  * when one is missing. S3 credentials go in the AWS default chain's variables,
  * so the children build their client exactly as the worker does.
  */
+import type { ParallelParts } from '../../activities/s3/ranged-reader.js';
 import { S3RVER_CREDENTIALS } from '../../worker/demo/local-s3.js';
 
-export interface BenchTarget {
-  s3Endpoint: string;
-  bucket: string;
+/** One S3 object of the benchmark. */
+export interface BenchObject {
   key: string;
   etag: string;
   sizeBytes: number;
+}
+
+export interface BenchTarget extends BenchObject {
+  s3Endpoint: string;
+  bucket: string;
   simulatorUrl?: string;
   jobId?: number;
-  parallelParts?: number;
+  /** More jobs, for uploads of the same object at once (the concurrent run). */
+  jobIds?: number[];
+  parallelParts?: ParallelParts;
   partSizeBytes?: number;
+  /** A small upload before measuring, so first-use costs (parsers, lazy modules) stay out of the figures. */
+  warmup?: BenchObject & { jobId: number };
+  /** The private CA the client trusts, for links with TLS. */
+  caCertPath?: string;
 }
 
 export function targetEnv(t: BenchTarget): Record<string, string> {
@@ -25,6 +36,8 @@ export function targetEnv(t: BenchTarget): Record<string, string> {
     AWS_REGION: 'us-east-1',
     BENCH_TARGET: JSON.stringify(t),
   };
+  // Trusting a private CA through configuration, as a deployment behind one would.
+  if (t.caCertPath) env.NODE_EXTRA_CA_CERTS = t.caCertPath;
   return env;
 }
 

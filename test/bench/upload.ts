@@ -11,13 +11,14 @@
  */
 import { availableParallelism, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import { loadConfig, parseSize } from '../../temporal.config.js';
+import type { ParallelParts } from '../../activities/s3/ranged-reader.js';
+import { loadConfig, parseParallelParts, parseSize } from '../../temporal.config.js';
 import { startLocalS3 } from '../../worker/demo/local-s3.js';
 import { DEMO_TOKENS } from '../simulator/server.js';
-import type { JobRecord } from '../simulator/types.js';
 import { type BenchTarget, targetEnv } from './bench-env.js';
 import { storeCsvObject } from './csv-object.js';
 import { runCurlPipe, runMeasurement, startSimulatorProcess } from './processes.js';
+import { createJob, receivedJob, verify } from './simulator-jobs.js';
 
 const MiB = 1024 * 1024;
 const MB = 1e6;
@@ -28,14 +29,14 @@ const KEY = 'bench/accounts.csv';
 const USAGE =
   'Usage: npm run bench:upload -- [--size 1GiB] [--json] [--parallel-parts N] [--part-size 8MiB]\n' +
   '  --size            object size, 1 MiB to 5 GiB (default 1GiB)\n' +
-  '  --parallel-parts  ranged S3 reads in flight (1 = one sequential GET; default UPLOAD_PARALLEL_PARTS or its default)\n' +
+  '  --parallel-parts  ranged S3 reads in flight: auto or 1..32 (1 = one sequential GET; default UPLOAD_PARALLEL_PARTS or its default)\n' +
   '  --part-size       size of each ranged read (default UPLOAD_PART_SIZE or its default)\n' +
   '  --json            print one JSON object instead of the table';
 
 interface Args {
   sizeBytes: number;
   json: boolean;
-  parallelParts: number;
+  parallelParts: ParallelParts;
   partSizeBytes: number;
 }
 
@@ -69,38 +70,13 @@ function parseBenchArgs(argv: string[]): Args {
     );
   }
   const parallelParts =
-    values['parallel-parts'] === undefined ? defaults.parallelParts : Number(values['parallel-parts']);
-  if (!Number.isInteger(parallelParts) || parallelParts < 1 || parallelParts > 32) {
+    values['parallel-parts'] === undefined ? defaults.parallelParts : parseParallelParts(values['parallel-parts']);
+  if (parallelParts === undefined) {
     throw new Error(
-      `--parallel-parts must be a whole number from 1 to 32; got ${JSON.stringify(values['parallel-parts'])}`,
+      `--parallel-parts must be auto or a whole number from 1 to 32; got ${JSON.stringify(values['parallel-parts'])}`,
     );
   }
   return { sizeBytes, json: values.json, parallelParts, partSizeBytes };
-}
-
-async function createJob(simulatorUrl: string): Promise<number> {
-  const res = await fetch(`${simulatorUrl}/import/v1/job`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${DEMO_TOKENS.importer}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ dataImportName: 'upload benchmark', entityType: 'Account' }),
-  });
-  if (!res.ok) throw new Error(`creating a job on the simulator failed: HTTP ${res.status}`);
-  return ((await res.json()) as { id: number }).id;
-}
-
-async function receivedJob(simulatorUrl: string, jobId: number): Promise<JobRecord> {
-  const res = await fetch(`${simulatorUrl}/__sim/jobs/${jobId}`);
-  if (!res.ok) throw new Error(`reading job ${jobId} from the simulator failed: HTTP ${res.status}`);
-  return (await res.json()) as JobRecord;
-}
-
-function verify(what: string, job: JobRecord, sizeBytes: number, sha256: string): void {
-  if (job.bytesReceived !== sizeBytes || job.sha256 !== sha256 || job.uploads !== 1) {
-    throw new Error(
-      `${what} was not byte-exact: the simulator received ${job.bytesReceived} bytes (sha256 ${job.sha256}, ` +
-        `uploads ${job.uploads}); expected ${sizeBytes} bytes with sha256 ${sha256}, uploaded once`,
-    );
-  }
 }
 
 function log(line: string): void {

@@ -112,7 +112,9 @@ describe('configuration errors name the variable and what it expects', () => {
     expect(errorOf(() => loadConfig({}, { needsService: true })).message).toMatch(/^COMPANY_DATA_BASE_URL must be/);
     expect(
       errorOf(() => loadConfig({ COMPANY_DATA_BASE_URL: 'https://api.example.com' }, { needsService: true })).message,
-    ).toMatch(/COMPANY_DATA_TOKEN or COMPANY_DATA_TOKEN_FILE must be set/);
+    ).toBe(
+      'exactly one of COMPANY_DATA_TOKEN, COMPANY_DATA_TOKEN_FILE, COMPANY_DATA_CLIENT_ID must be set: the worker needs one way to get its service token; none is set',
+    );
   });
 
   it('refuses plain http to anything but loopback', () => {
@@ -127,7 +129,10 @@ describe('configuration errors name the variable and what it expects', () => {
 
   it('names an unreadable token file without reading it into the message', () => {
     const err = errorOf(() =>
-      loadConfig({ ...SERVICE, COMPANY_DATA_TOKEN_FILE: '/nonexistent/token' }, { needsService: true }),
+      loadConfig(
+        { COMPANY_DATA_BASE_URL: SERVICE.COMPANY_DATA_BASE_URL, COMPANY_DATA_TOKEN_FILE: '/nonexistent/token' },
+        { needsService: true },
+      ),
     );
     expect(err.message).toMatch(/^COMPANY_DATA_TOKEN_FILE must be a readable file.*\/nonexistent\/token/);
   });
@@ -166,10 +171,73 @@ describe('the token stays secret', () => {
     expect(c.service?.token.kind === 'env' && c.service.token.token.reveal()).toBe(SERVICE.COMPANY_DATA_TOKEN);
   });
 
-  it('prefers the token file, so a sidecar can rotate it', () => {
+  it('reads a token file, so a sidecar can rotate it', () => {
     const path = tmpFile('token', 'from-file\n');
-    const c = loadConfig({ ...SERVICE, COMPANY_DATA_TOKEN_FILE: path }, { needsService: true });
+    const c = loadConfig(
+      { COMPANY_DATA_BASE_URL: SERVICE.COMPANY_DATA_BASE_URL, COMPANY_DATA_TOKEN_FILE: path },
+      { needsService: true },
+    );
     expect(c.service?.token).toEqual({ kind: 'file', path });
+  });
+});
+
+describe('the client-credentials token source', () => {
+  const BASE = { COMPANY_DATA_BASE_URL: 'https://api.example.com/company' };
+  const SECRET = 'client-secret-7d1e';
+
+  it('exchanges at the service host, and the secret is redacted in every form of the configuration', () => {
+    const c = loadConfig(
+      { ...BASE, COMPANY_DATA_CLIENT_ID: 'worker-1', COMPANY_DATA_CLIENT_SECRET: SECRET },
+      { needsService: true },
+    );
+    expect(c.service?.token).toMatchObject({
+      kind: 'client-credentials',
+      tokenUrl: 'https://api.example.com/company/auth/v1/token',
+      clientId: 'worker-1',
+    });
+    expect(JSON.stringify(c)).not.toContain(SECRET);
+    expect(inspect(c, { depth: 10 })).not.toContain(SECRET);
+  });
+
+  it('takes the secret from a file', () => {
+    const file = tmpFile('secret', `${SECRET}\n`);
+    const c = loadConfig(
+      { ...BASE, COMPANY_DATA_CLIENT_ID: 'worker-1', COMPANY_DATA_CLIENT_SECRET_FILE: file },
+      { needsService: true },
+    );
+    expect(c.service?.token).toMatchObject({ kind: 'client-credentials', clientSecret: { file } });
+  });
+
+  it.each([
+    [
+      { COMPANY_DATA_TOKEN: 't', COMPANY_DATA_CLIENT_ID: 'c', COMPANY_DATA_CLIENT_SECRET: SECRET },
+      'COMPANY_DATA_TOKEN and COMPANY_DATA_CLIENT_ID are set',
+    ],
+    [
+      { COMPANY_DATA_TOKEN: 't', COMPANY_DATA_TOKEN_FILE: '/etc/hostname' },
+      'COMPANY_DATA_TOKEN and COMPANY_DATA_TOKEN_FILE are set',
+    ],
+    [
+      { COMPANY_DATA_CLIENT_ID: 'c' },
+      'COMPANY_DATA_CLIENT_SECRET or COMPANY_DATA_CLIENT_SECRET_FILE must be set with COMPANY_DATA_CLIENT_ID; neither is set',
+    ],
+    [
+      {
+        COMPANY_DATA_CLIENT_ID: 'c',
+        COMPANY_DATA_CLIENT_SECRET: SECRET,
+        COMPANY_DATA_CLIENT_SECRET_FILE: '/etc/hostname',
+      },
+      'both are set',
+    ],
+    [
+      { COMPANY_DATA_CLIENT_ID: 'c', COMPANY_DATA_CLIENT_SECRET_FILE: '/nonexistent/secret' },
+      'COMPANY_DATA_CLIENT_SECRET_FILE must be a readable file (holding the client secret); got "/nonexistent/secret"',
+    ],
+  ])('refuses %o with one clear line that never quotes the secret', (env, message) => {
+    const err = errorOf(() => loadConfig({ ...BASE, ...env }, { needsService: true }));
+    expect(err.message).toContain(message);
+    expect(err.message).not.toContain(SECRET);
+    expect(err.message.split('\n')).toHaveLength(1);
   });
 });
 

@@ -40,6 +40,10 @@ function accountsCsv(rows: number): Buffer {
   return Buffer.from(`${lines.join('\n')}\n`);
 }
 
+function inspectInput(key: string, mappings?: FieldMappingSet['mappings']) {
+  return { tenant: TENANT, bucket: BUCKET, key, entityType: 'Account' as const, mappings };
+}
+
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
 interface World {
@@ -104,8 +108,7 @@ function attempt(workflowId: string, runId: string, activityId: string, n = 1): 
 async function runImport(key: string, workflowId: string, runId: string) {
   const a = world.activities;
   const id = (step: string) => attempt(workflowId, runId, step);
-  const inspected = await runActivity(a.inspectSource, { bucket: BUCKET, key, mappings: MAPPINGS.mappings }, id('1'))
-    .result;
+  const inspected = await runActivity(a.inspectSource, inspectInput(key, MAPPINGS.mappings), id('1')).result;
   await runActivity(a.applyFieldMappings, { tenant: TENANT, set: MAPPINGS }, id('2')).result;
   const job = await runActivity(
     a.createImportJob,
@@ -162,8 +165,7 @@ describe('an import end to end', () => {
   it('rejects a file whose header lacks a mapped label before spending any service call', async () => {
     await putObject('wrong.csv', Buffer.from('Name,Domain\nA,a.example\n'));
     const failure = await failureOf(
-      runActivity(world.activities.inspectSource, { bucket: BUCKET, key: 'wrong.csv', mappings: MAPPINGS.mappings })
-        .result,
+      runActivity(world.activities.inspectSource, inspectInput('wrong.csv', MAPPINGS.mappings)).result,
     );
     expect(failure.type).toBe('MappingMismatch');
     expect(failure.message).toContain('Account Name');
@@ -180,7 +182,7 @@ describe('resuming after an interruption', () => {
     const file = accountsCsv(50_000);
     await putObject('big.csv', file);
     const a = world.activities;
-    const inspected = await runActivity(a.inspectSource, { bucket: BUCKET, key: 'big.csv' }).result;
+    const inspected = await runActivity(a.inspectSource, inspectInput('big.csv')).result;
     const job = await runActivity(
       a.createImportJob,
       {

@@ -1,9 +1,12 @@
 import { Readable } from 'node:stream';
 import { inspect } from 'node:util';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { toApplicationFailure } from '../../activities/failures.js';
 import { ServiceClient } from '../../activities/service/client.js';
 import { BadRequest, Network, ServerError, Timeout, Unauthorized } from '../../activities/service/errors.js';
+import { redact } from '../../activities/service/redaction.js';
 import type { ResponseEvent } from '../../activities/service/types.js';
+import { TOKEN_ECHOES, tokenEchoSpellings } from '../simulator/auth.js';
 import { DEFAULT_TOKENS } from '../simulator/server.js';
 import { fixedToken, freePort, type Harness, rejectionOf, startHarness } from './helpers.js';
 
@@ -116,5 +119,47 @@ describe('the token never appears in what the client throws or reports', () => {
   it('onResponse events', () => {
     expect(events.length).toBeGreaterThan(0);
     expect(inspect(events, { depth: 10 })).not.toContain(SECRET);
+  });
+});
+
+/** A token as opaque OAuth servers issue them: base64-ish, so escaping and URL-encoding change it. */
+const SYMBOL_TOKEN = 'tok/en+with=symbols/5f2c9e1d';
+
+describe('a refusal that echoes the token escaped, URL-encoded or base64-encoded', () => {
+  let h: Harness;
+  let client: ServiceClient;
+  beforeAll(async () => {
+    h = await startHarness();
+    client = h.clientWith({ tokens: fixedToken(SYMBOL_TOKEN) });
+  });
+  afterAll(() => h.close());
+
+  it.each(TOKEN_ECHOES)('a 401 echoing the token %s carries no spelling of it, nor does its failure', async (echo) => {
+    h.sim.failNext('listSources', 401, { echoToken: echo });
+    const e = await rejectionOf(client.listSources('Account'));
+    expect(e).toBeInstanceOf(Unauthorized);
+    expect((e as Unauthorized).serviceMessage).toContain('[redacted]');
+    const rendered = `${everyRendering(e)}\n${everyRendering(toApplicationFailure(e))}`;
+    for (const spelling of tokenEchoSpellings(SYMBOL_TOKEN)) expect(rendered).not.toContain(spelling);
+  });
+});
+
+describe('redact', () => {
+  it('finds a secret spelled with mixed escapes, references and percent-encodings, in any hex case', () => {
+    const mixed = 'tok%2fen\\u002Bwith&#61;symbols&#x2F;5f2c9e1d';
+    expect(redact(`said ${mixed}.`, [SYMBOL_TOKEN])).toBe('said [redacted].');
+  });
+
+  it('finds a secret base64-encoded at any alignment, also in the URL-safe alphabet', () => {
+    for (const prefix of ['', 'a', 'ab']) {
+      const b64 = Buffer.from(`${prefix}${SYMBOL_TOKEN}!`).toString('base64');
+      expect(redact(b64, [SYMBOL_TOKEN])).toContain('[redacted]');
+      expect(redact(b64.replace(/\+/g, '-').replace(/\//g, '_'), [SYMBOL_TOKEN])).toContain('[redacted]');
+    }
+  });
+
+  it('leaves text without the secret, and text when no secret is known, unchanged', () => {
+    expect(redact('a plain message', [SYMBOL_TOKEN, ''])).toBe('a plain message');
+    expect(redact('a plain message', [])).toBe('a plain message');
   });
 });

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { DEMO_TOKENS, type Simulator, startSimulator } from './server.js';
+import { DEMO_CLIENT, DEMO_TOKENS, type Simulator, startSimulator } from './server.js';
 import { call } from './test-client.js';
 
 let sim: Simulator | undefined;
@@ -58,6 +58,45 @@ describe('authentication', () => {
     sim = await startSimulator({ tokens: { mine: { permissions: ['Import Data'] } } });
     expect((await call(sim, 'GET', '/import/v1/jobs', { headers: BEARER('mine') })).status).toBe(200);
     expect((await call(sim, 'GET', '/import/v1/jobs')).status).toBe(401);
+  });
+});
+
+describe('the client-credentials exchange', () => {
+  const EXCHANGE = { grantType: 'client_credentials', clientId: DEMO_CLIENT.id, clientSecret: DEMO_CLIENT.secret };
+
+  it('issues a bearer token for expiresIn seconds; after that it is refused as expired', async () => {
+    const clock = { now: Date.parse('2026-11-22T00:00:00Z') };
+    sim = await startSimulator({ now: () => clock.now });
+    const answer = await call(sim, 'POST', '/auth/v1/token', { body: EXCHANGE, headers: { authorization: '' } });
+    expect(answer.body).toEqual({ accessToken: expect.any(String), tokenType: 'bearer', expiresIn: 28_800 });
+    const token = (answer.body as { accessToken: string }).accessToken;
+    clock.now += 28_799_000;
+    expect((await call(sim, 'GET', '/import/v1/jobs', { headers: BEARER(token) })).status).toBe(200);
+    clock.now += 1_000;
+    const expired = await call(sim, 'GET', '/import/v1/jobs', { headers: BEARER(token) });
+    expect(expired).toMatchObject({ status: 401, body: { status: 'Unauthorized: token expired' } });
+  });
+
+  it.each([
+    [{ ...EXCHANGE, grantType: 'password' }],
+    [{ ...EXCHANGE, clientSecret: undefined }],
+    [{ ...EXCHANGE, clientSecret: 'wrong' }],
+    [{ ...EXCHANGE, clientId: 'nobody' }],
+  ])('answers 400 to %o', async (body) => {
+    sim = await startSimulator();
+    expect((await call(sim, 'POST', '/auth/v1/token', { body })).status).toBe(400);
+    expect(sim.issuedTokens()).toEqual([]);
+  });
+
+  it('expireTokenNext expires the token of the next matching request early', async () => {
+    sim = await startSimulator();
+    const { accessToken } = (await call(sim, 'POST', '/auth/v1/token', { body: EXCHANGE })).body as {
+      accessToken: string;
+    };
+    sim.expireTokenNext('listJobs');
+    expect((await call(sim, 'GET', '/import/v1/job/1', { headers: BEARER(accessToken) })).status).toBe(404);
+    expect((await call(sim, 'GET', '/import/v1/jobs', { headers: BEARER(accessToken) })).status).toBe(401);
+    expect((await call(sim, 'GET', '/import/v1/job/1', { headers: BEARER(accessToken) })).status).toBe(401);
   });
 });
 

@@ -2,21 +2,25 @@
  * Injected faults. Each one applies to the next `count` matching requests
  * (default 1) and is used up as it applies:
  * - failNext: answer with that status instead of handling the request
- *   (nothing is applied, nothing is counted against the daily limit);
+ *   (nothing is applied, nothing is counted against the daily limit); with
+ *   `echoToken` the body quotes the request's bearer token in that encoding;
  * - delayNext: handle the request, then wait before answering (a slow
  *   service whose work is done when the client may already have timed out);
  * - applyThenDrop: handle the request fully, then destroy the socket unanswered;
  * - resetUploadAfter: destroy the socket after K body bytes of a data PUT
  *   (the upload is not accepted, the job stays new);
  * - stallUploadAfter: stop reading a data PUT's body after K bytes, so the
- *   client's writes block (backpressure) until the simulator closes.
+ *   client's writes block (backpressure) until the simulator closes;
+ * - expireTokenNext: the request's token expires early, before it is checked.
  */
 import type { ServiceEndpoint } from '../../workflows/policy/endpoints.js';
+import { TOKEN_ECHOES, type TokenEcho } from './auth.js';
 
 export interface FailFault {
   status: number;
   body?: unknown;
   contentType?: string;
+  echoToken?: TokenEcho;
 }
 
 interface Counted<T> {
@@ -53,10 +57,14 @@ export class FaultPlan {
   private readonly drop = new Map<ServiceEndpoint, FaultQueue<true>>();
   private readonly resetUpload = new FaultQueue<number>();
   private readonly stallUpload = new FaultQueue<number>();
+  private readonly expireToken = new Map<ServiceEndpoint, FaultQueue<true>>();
 
   failNext(endpoint: ServiceEndpoint, fault: FailFault, count?: number): void {
     if (!Number.isInteger(fault.status) || fault.status < 100 || fault.status > 599) {
       throw new Error(`failNext status must be an HTTP status code (100-599), got ${JSON.stringify(fault.status)}`);
+    }
+    if (fault.echoToken !== undefined && !TOKEN_ECHOES.includes(fault.echoToken)) {
+      throw new Error(`echoToken must be one of ${TOKEN_ECHOES.join(', ')}, got ${JSON.stringify(fault.echoToken)}`);
     }
     queueFor(this.fail, endpoint).add(fault, count);
   }
@@ -78,6 +86,14 @@ export class FaultPlan {
   stallUploadAfter(bytes: number, count?: number): void {
     requireNonNegative('stallUploadAfter bytes', bytes);
     this.stallUpload.add(bytes, count);
+  }
+
+  expireTokenNext(endpoint: ServiceEndpoint, count?: number): void {
+    queueFor(this.expireToken, endpoint).add(true, count);
+  }
+
+  takeExpireToken(endpoint: ServiceEndpoint): boolean {
+    return this.expireToken.get(endpoint)?.take() ?? false;
   }
 
   takeFail(endpoint: ServiceEndpoint): FailFault | undefined {
@@ -106,6 +122,7 @@ export class FaultPlan {
     this.drop.clear();
     this.resetUpload.clear();
     this.stallUpload.clear();
+    this.expireToken.clear();
   }
 }
 

@@ -97,14 +97,37 @@ describe('header check against the mappings', () => {
   it('checks Person jobs against the person set only', async () => {
     sim.seedFieldMappings('1001', 'account', MAPPINGS);
     const { id } = await createJob(sim, { entityType: 'Person', source: '1001' });
-    await upload(sim, id, 'First Name\nAda\n');
+    await upload(sim, id, 'First Name,Last Name,Email,External Person Id\nAda,L,ada@example.com,p1\n');
     expect(await waitForOutcome(sim, id)).toMatchObject({ state: 'completed' });
   });
 
   it('does not check a CSV-source job against any custom source', async () => {
     sim.seedFieldMappings('1001', 'account', MAPPINGS);
     const { id } = await createJob(sim, { entityType: 'Account' });
-    await upload(sim, id, 'Anything\n1\n');
+    await upload(sim, id, 'Account Name,Account Domain\nAcme,acme.com\n');
     expect(await waitForOutcome(sim, id)).toMatchObject({ state: 'completed' });
+  });
+});
+
+describe('header check against the labels the entity type requires', () => {
+  it('fails a job whose file lacks a required label, after taking the upload (as production does)', async () => {
+    const { id } = await createJob(sim, { entityType: 'Account' });
+    expect((await upload(sim, id, 'Account Name,Domain\nAcme,acme.com\n')).status).toBe(200);
+    expect(await waitForOutcome(sim, id)).toMatchObject({ state: 'failed' });
+    expect(sim.job(id)).toMatchObject({ uploads: 1 });
+    expect(sim.job(id)?.failureReason).toContain('"Account Domain"');
+  });
+
+  it('matches labels trimmed, without a BOM, with any case and spacing', async () => {
+    const { id } = await createJob(sim, { entityType: 'Opportunity' });
+    await upload(sim, id, '\uFEFF external opportunity id ,OPPORTUNITY  NAME,Account Name,account domain\n1,A,B,c.d\n');
+    expect(await waitForOutcome(sim, id)).toMatchObject({ state: 'completed' });
+  });
+
+  it('fails an Activity job whose file lacks a field its type requires for CSV imports', async () => {
+    const { id } = await createJob(sim, { entityType: 'Activity', activityTypeId: 2 });
+    await upload(sim, id, 'Email,Activity Date\nada@example.com,2026-11-22\n');
+    expect(await waitForOutcome(sim, id)).toMatchObject({ state: 'failed' });
+    expect(sim.job(id)?.failureReason).toContain('"Event Name"');
   });
 });

@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /**
  * What a route decided to answer. `body: undefined` answers with no body
- * (e.g. 201). `unanswered`: the socket is gone or must stay silent; `status`
+ * (e.g. 201); a Buffer body is sent as it is. `unanswered`: the socket is gone or must stay silent; `status`
  * is then only what the request log records.
  */
 export interface Reply {
@@ -35,7 +35,7 @@ export function send(res: ServerResponse, reply: Reply): void {
     typeof reply.body === 'string' && !contentType.startsWith('application/json')
       ? reply.body
       : JSON.stringify(reply.body);
-  const bytes = Buffer.from(text, 'utf8');
+  const bytes = Buffer.isBuffer(reply.body) ? reply.body : Buffer.from(text, 'utf8');
   res.writeHead(reply.status, { 'content-type': contentType, 'content-length': String(bytes.length) });
   res.end(bytes);
 }

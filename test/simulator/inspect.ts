@@ -5,12 +5,20 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { isBudgetedEndpoint, type ServiceEndpoint, UNBUDGETED_ENDPOINTS } from '../../workflows/policy/endpoints.js';
+import type { TokenEcho } from './auth.js';
 import { json, parseJson, type Reply, readSmallBody } from './http-io.js';
 import type { Simulator } from './server.js';
 
 export const INSPECT_PREFIX = '/__sim/';
 
-const FAULT_KINDS = ['failNext', 'delayNext', 'resetUploadAfter', 'applyThenDrop', 'stallUploadAfter'] as const;
+const FAULT_KINDS = [
+  'failNext',
+  'delayNext',
+  'resetUploadAfter',
+  'applyThenDrop',
+  'stallUploadAfter',
+  'expireTokenNext',
+] as const;
 
 export async function handleInspect(req: IncomingMessage, pathname: string, sim: Simulator): Promise<Reply> {
   const route = `${req.method} ${pathname.slice(INSPECT_PREFIX.length - 1)}`;
@@ -85,6 +93,7 @@ function addFault(sim: Simulator, body: Record<string, unknown>): void {
         count,
         body: body.body,
         contentType: typeof body.contentType === 'string' ? body.contentType : undefined,
+        echoToken: body.echoToken as TokenEcho | undefined,
       });
       return;
     case 'delayNext':
@@ -98,6 +107,9 @@ function addFault(sim: Simulator, body: Record<string, unknown>): void {
       return;
     case 'stallUploadAfter':
       sim.stallUploadAfter(requireNumber(body, 'bytes'), { count });
+      return;
+    case 'expireTokenNext':
+      sim.expireTokenNext(requireEndpoint(body), { count });
       return;
     default:
       throw new Error(`kind must be one of ${FAULT_KINDS.join(', ')}, got ${JSON.stringify(body.kind)}`);

@@ -2,6 +2,7 @@
  * The simulator's import jobs and field mappings, and the asynchronous
  * processing that moves an accepted job to completed or failed.
  */
+import { missingRequiredLabels } from './reference-data.js';
 import type { JobRecord } from './types.js';
 
 /** Field-mapping object type for an import entity type; only these are checked against a header. */
@@ -108,17 +109,27 @@ export class JobStore {
     return new Date(this.now()).toISOString();
   }
 
-  /** Why the header does not fit the mappings that apply to the job, if it does not. */
+  /**
+   * Why the header does not fit the job, if it does not: the mappings that
+   * apply to the job's custom source, or else the labels its entity type
+   * (or activity type) requires.
+   */
   private headerProblem(job: JobRecord, header: string[] | undefined): string | undefined {
     const objectType = OBJECT_TYPE_OF_ENTITY[job.entityType];
-    if (!objectType || !this.sources.has(job.source)) return undefined;
-    const mappings = this.fieldMappings(job.source, objectType) ?? [];
+    const mappings =
+      objectType && this.sources.has(job.source) ? (this.fieldMappings(job.source, objectType) ?? []) : [];
     const labels = mappings.map((m) => (m as { sourceFieldLabel: string }).sourceFieldLabel);
-    if (labels.length === 0) return undefined;
+    if (labels.length === 0) return this.requiredLabelProblem(job, header);
     if (!header) return 'the file has no header row';
     const missing = labels.filter((label) => !header.includes(label));
     if (missing.length === 0) return undefined;
     return `the header lacks mapped source field label(s) ${missing.map((l) => JSON.stringify(l)).join(', ')} of custom source ${job.source} (${objectType})`;
+  }
+
+  private requiredLabelProblem(job: JobRecord, header: string[] | undefined): string | undefined {
+    const missing = missingRequiredLabels(job.entityType, job.activityTypeId, header ?? []);
+    if (missing.length === 0) return undefined;
+    return `the header lacks the required label(s) ${missing.map((l) => JSON.stringify(l)).join(', ')} of ${job.entityType} imports`;
   }
 }
 

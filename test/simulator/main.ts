@@ -4,7 +4,7 @@
  * tokens, and stops cleanly on SIGINT/SIGTERM.
  */
 import { parseMainArgs, USAGE } from './main-args.js';
-import { DEFAULT_TOKENS, startSimulator } from './server.js';
+import { DEFAULT_TOKENS, DEMO_CLIENT, startSimulator } from './server.js';
 
 async function main(): Promise<void> {
   let args: ReturnType<typeof parseMainArgs>;
@@ -42,6 +42,9 @@ async function main(): Promise<void> {
     const what = grant.expired ? 'expired (answers 401)' : `permissions: ${grant.permissions.join(', ') || '(none)'}`;
     console.log(`  ${token.padEnd(26)} ${what}`);
   }
+  console.log(
+    `Demo client (POST /auth/v1/token, or COMPANY_DATA_CLIENT_ID / COMPANY_DATA_CLIENT_SECRET): ${DEMO_CLIENT.id} / ${DEMO_CLIENT.secret}`,
+  );
   console.log(`Inspect: ${sim.baseUrl}/__sim/requests, /__sim/jobs, /__sim/counters; faults: POST /__sim/faults`);
 }
 

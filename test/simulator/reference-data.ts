@@ -1,6 +1,7 @@
 /**
  * The fixed activity types and their fields the simulator serves, in the
- * shapes the production reference documents (service-facts.md).
+ * shapes the production reference documents (service-facts.md), and the
+ * header labels each entity type's file needs.
  */
 export interface ActivityType {
   id: number;
@@ -41,4 +42,38 @@ export function activityFields(id: number): { activityType: object; fields: Acti
     activityType: { name: type.name, label: type.name, description: type.description },
     fields: [...COMMON_FIELDS, ...(EXTRA_FIELDS[id] ?? [])],
   };
+}
+
+/** Display names a file of each entity type needs (service-facts.md); Activity's come from its type's fields. */
+export const REQUIRED_LABELS: Record<string, string[]> = {
+  Account: ['Account Name', 'Account Domain'],
+  Person: ['First Name', 'Last Name', 'Email', 'External Person Id'],
+  Opportunity: ['External Opportunity ID', 'Opportunity Name', 'Account Name', 'Account Domain'],
+};
+
+/**
+ * The required labels `header` lacks. How production compares labels is
+ * unpublished; the simulator compares them as loosely as is plausible
+ * (trimmed, BOM dropped, whitespace runs as one space, any letter case), so a
+ * file it fails lacks the column in any reading.
+ */
+export function missingRequiredLabels(
+  entityType: string,
+  activityTypeId: number | undefined,
+  header: string[],
+): string[] {
+  const required =
+    entityType === 'Activity'
+      ? (activityFields(activityTypeId ?? -1)?.fields ?? [])
+          .filter((f) => f.isRequiredForCsvImport)
+          .map((f) => f.fieldName)
+      : (REQUIRED_LABELS[entityType] ?? []);
+  const key = (label: string) =>
+    label
+      .replace(/^\uFEFF/, '')
+      .trim()
+      .replace(/\s+/g, ' ')
+      .toLowerCase();
+  const present = new Set(header.map(key));
+  return required.filter((label) => !present.has(key(label)));
 }

@@ -1,5 +1,6 @@
 /** What a service route handler gets: the request, its path parameters and the simulator's state. */
 import type { IncomingMessage } from 'node:http';
+import type { TokenAuthority } from './auth.js';
 import type { FaultPlan } from './faults.js';
 import type { JobStore } from './job-store.js';
 
@@ -9,5 +10,6 @@ export interface RouteContext {
   params: string[];
   store: JobStore;
   faults: FaultPlan;
+  auth: TokenAuthority;
   maxUploadBytes: number;
 }

@@ -11,6 +11,7 @@ export interface RouteMatch {
 }
 
 const ROUTES: { method: string; pattern: RegExp; endpoint: ServiceEndpoint }[] = [
+  { method: 'POST', pattern: /^\/auth\/v1\/token$/, endpoint: 'tokenExchange' },
   { method: 'POST', pattern: /^\/import\/v1\/job$/, endpoint: 'createJob' },
   { method: 'PUT', pattern: /^\/import\/v1\/job\/([^/]+)\/data$/, endpoint: 'submitData' },
   { method: 'GET', pattern: /^\/import\/v1\/job\/([^/]+)$/, endpoint: 'jobStatus' },

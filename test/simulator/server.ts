@@ -8,7 +8,15 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { BudgetedEndpoint, ServiceEndpoint } from '../../workflows/policy/endpoints.js';
-import { authorize, IMPORT_PERMISSION, type TokenTable } from './auth.js';
+import {
+  type ClientTable,
+  IMPORT_PERMISSION,
+  TOKEN_LIFETIME_SECONDS,
+  TokenAuthority,
+  type TokenEcho,
+  type TokenTable,
+  tokenEchoReply,
+} from './auth.js';
 import { defaultFaultReply, importError } from './error-bodies.js';
 import { FaultPlan } from './faults.js';
 import { drain, json, type Reply, send } from './http-io.js';
@@ -29,6 +37,13 @@ export const DEMO_TOKENS = {
   expired: 'sim-token-expired',
 } as const;
 
+/** The client the demo and tests exchange credentials as (POST /auth/v1/token). */
+export const DEMO_CLIENT = { id: 'sim-client', secret: 'sim-client-secret/5e+cr=t' } as const;
+
+export const DEFAULT_CLIENTS: ClientTable = {
+  [DEMO_CLIENT.id]: { secret: DEMO_CLIENT.secret, permissions: [IMPORT_PERMISSION] },
+};
+
 export const DEFAULT_TOKENS: TokenTable = {
   [DEMO_TOKENS.importer]: { permissions: [IMPORT_PERMISSION] },
   [DEMO_TOKENS.noPermission]: { permissions: [] },
@@ -39,6 +54,10 @@ export interface SimulatorOptions {
   host?: string;
   port?: number;
   tokens?: TokenTable;
+  /** Clients the token exchange knows. */
+  clients?: ClientTable;
+  /** Lifetime of exchanged tokens; default 8 hours as in production. */
+  tokenLifetimeSeconds?: number;
   dailyLimits?: Partial<Record<BudgetedEndpoint, number>>;
   /** Daily counter reset, minutes after midnight UTC. */
   resetMinuteUtc?: number;
@@ -56,13 +75,17 @@ export interface Simulator {
   failNext(
     endpoint: ServiceEndpoint,
     status: number,
-    options?: { count?: number; body?: unknown; contentType?: string },
+    options?: { count?: number; body?: unknown; contentType?: string; echoToken?: TokenEcho },
   ): void;
   delayNext(endpoint: ServiceEndpoint, ms: number, options?: { count?: number }): void;
   resetUploadAfter(bytes: number, options?: { count?: number }): void;
   applyThenDrop(endpoint: ServiceEndpoint, options?: { count?: number }): void;
   stallUploadAfter(bytes: number, options?: { count?: number }): void;
+  /** The next request(s) to `endpoint` find their token expired early (and it stays expired). */
+  expireTokenNext(endpoint: ServiceEndpoint, options?: { count?: number }): void;
   clearFaults(): void;
+  /** Tokens the exchange issued, oldest first. */
+  issuedTokens(): string[];
   setJobOutcome(outcome: 'completed' | 'failed'): void;
   requests(): RequestRecord[];
   jobs(): JobRecord[];
@@ -77,6 +100,7 @@ const ROUTES: Record<ServiceEndpoint, (ctx: RouteContext) => Promise<Reply>> = {
   ...IMPORT_ROUTES,
   getFieldMappings,
   putFieldMappings,
+  tokenExchange: (ctx) => ctx.auth.exchange(ctx.req),
 };
 
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
@@ -86,7 +110,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   if (!Number.isInteger(resetMinuteUtc) || resetMinuteUtc < 0 || resetMinuteUtc >= 24 * 60) {
     throw new Error(`resetMinuteUtc must be an integer from 0 to 1439, got ${JSON.stringify(resetMinuteUtc)}`);
   }
-  const tokens = options.tokens ?? DEFAULT_TOKENS;
+  const auth = new TokenAuthority(
+    options.tokens ?? DEFAULT_TOKENS,
+    options.clients ?? DEFAULT_CLIENTS,
+    options.tokenLifetimeSeconds ?? TOKEN_LIFETIME_SECONDS,
+    now,
+  );
   const maxUploadBytes = options.maxUploadBytes ?? 5 * 1024 ** 3;
   const store = new JobStore(now, options.processingMs ?? 200, options.customSources ?? ['1001', '1002']);
   const limits = new DailyLimits(options.dailyLimits ?? {}, resetMinuteUtc, now);
@@ -119,16 +148,19 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     const injected = faults.takeFail(endpoint);
     let reply: Reply;
     let drop = false;
-    if (injected) {
+    if (injected?.echoToken) {
+      reply = tokenEchoReply(injected.status, req.headers.authorization, injected.echoToken);
+    } else if (injected) {
       reply =
         injected.body === undefined
           ? defaultFaultReply(endpoint, injected.status)
           : { status: injected.status, body: injected.body, contentType: injected.contentType };
     } else {
-      const refusal = authorize(req.headers.authorization, endpoint, tokens) ?? limits.take(endpoint);
+      if (faults.takeExpireToken(endpoint)) auth.expire(req.headers.authorization);
+      const refusal = auth.authorize(req.headers.authorization, endpoint) ?? limits.take(endpoint);
       if (refusal) reply = refusal;
       else {
-        reply = await ROUTES[endpoint]({ req, url, params: match.params, store, faults, maxUploadBytes });
+        reply = await ROUTES[endpoint]({ req, url, params: match.params, store, faults, auth, maxUploadBytes });
         drop = !reply.unanswered && faults.takeDrop(endpoint);
       }
     }
@@ -189,12 +221,18 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       return closing;
     },
     failNext: (endpoint, status, opts = {}) =>
-      faults.failNext(endpoint, { status, body: opts.body, contentType: opts.contentType }, opts.count),
+      faults.failNext(
+        endpoint,
+        { status, body: opts.body, contentType: opts.contentType, echoToken: opts.echoToken },
+        opts.count,
+      ),
     delayNext: (endpoint, ms, opts = {}) => faults.delayNext(endpoint, ms, opts.count),
     resetUploadAfter: (bytes, opts = {}) => faults.resetUploadAfter(bytes, opts.count),
     applyThenDrop: (endpoint, opts = {}) => faults.applyThenDrop(endpoint, opts.count),
     stallUploadAfter: (bytes, opts = {}) => faults.stallUploadAfter(bytes, opts.count),
+    expireTokenNext: (endpoint, opts = {}) => faults.expireTokenNext(endpoint, opts.count),
     clearFaults: () => faults.clear(),
+    issuedTokens: () => [...auth.issued],
     setJobOutcome: (outcome) => {
       store.jobOutcome = outcome;
     },

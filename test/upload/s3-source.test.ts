@@ -1,4 +1,5 @@
 import { text } from 'node:stream/consumers';
+import { setTimeout } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createS3Client } from '../../activities/s3/client.js';
 import { SourceObjectChanged, SourceObjectMissing } from '../../activities/s3/errors.js';
@@ -77,10 +78,45 @@ describe('S3Source against s3rver', () => {
       etag: await etagOf(world, 'ranged.csv'),
       sizeBytes: bytes.length,
       partSizeBytes: 100_000,
-      parallelParts: 3,
+      maxParts: 3,
+      adaptive: false,
     });
     const chunks: Buffer[] = [];
     for await (const chunk of stream) chunks.push(chunk as Buffer);
     expect(Buffer.concat(chunks).equals(bytes)).toBe(true);
+  });
+
+  describe('adaptive window', () => {
+    async function readAdaptively(key: string, bytes: Buffer, consume: (chunk: Buffer) => Promise<void>) {
+      await world.put(key, bytes);
+      const windows: number[] = [];
+      const stream = readRanged(world.source, BUCKET, key, {
+        etag: await etagOf(world, key),
+        sizeBytes: bytes.length,
+        partSizeBytes: 100_000,
+        maxParts: 8,
+        adaptive: true,
+        onWindow: (parts) => windows.push(parts),
+      });
+      const chunks: Buffer[] = [];
+      for await (const chunk of stream) {
+        chunks.push(chunk as Buffer);
+        await consume(chunk as Buffer);
+      }
+      expect(Buffer.concat(chunks).equals(bytes)).toBe(true);
+      return windows;
+    }
+
+    it('adds a ranged read each time its reader waited on S3, up to the ceiling', async () => {
+      const windows = await readAdaptively('adaptive-fast.csv', csvBytes(2_000_000), async () => {});
+      expect(windows[0]).toBe(1);
+      expect(windows.at(-1)).toBe(8);
+      expect(windows).toEqual([...windows].sort((a, b) => a - b));
+    });
+
+    it('stays below the ceiling when its reader is the slower side', async () => {
+      const windows = await readAdaptively('adaptive-slow.csv', csvBytes(1_500_000), () => setTimeout(20));
+      expect(Math.max(...windows)).toBeLessThan(8);
+    });
   });
 });

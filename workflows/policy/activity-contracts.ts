@@ -11,11 +11,17 @@ export interface BudgetScope {
   tenant: string;
 }
 
-export interface InspectSourceInput {
+export interface InspectSourceInput extends BudgetScope {
   bucket: string;
   key: string;
   /** The labels that must appear in the header row (the mappings' sourceFieldLabels). */
   mappings?: FieldMapping[];
+  /** Decides the header labels the file needs. */
+  entityType: EntityType;
+  /** Checked against the sources the service lists for the entity type. */
+  importSource?: string;
+  /** For Activity: decides the fields the file needs. */
+  activityTypeId?: number;
 }
 
 export interface InspectSourceResult {
@@ -26,6 +32,8 @@ export interface InspectSourceResult {
   header: string[];
   /** Header columns no mapping covers, and similar non-fatal findings. */
   warnings: string[];
+  /** The reference reads preflight made (absent in histories from before it made any). */
+  apiCalls?: ApiCallCounts;
 }
 
 export interface ApplyFieldMappingsInput extends BudgetScope {

@@ -25,6 +25,8 @@ export const BUDGETED_ENDPOINTS = {
 export type BudgetedEndpoint = keyof typeof BUDGETED_ENDPOINTS;
 
 export const UNBUDGETED_ENDPOINTS = {
+  /** The client-credentials exchange of the built-in token source. */
+  tokenExchange: { method: 'POST', path: '/auth/v1/token' },
   getFieldMappings: {
     method: 'GET',
     path: '/integration/v1/custom-sources/{source_id}/field-mappings/{object_type}',

@@ -1,0 +1,75 @@
+/**
+ * The real uploadData activity as a benchmark child builds it: the real
+ * service client and S3 source, an in-memory budget gate, run under
+ * MockActivityEnvironment. Shared by the single and the concurrent upload runs.
+ */
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { InMemoryBudgetGate } from '../../activities/budget/in-memory-gate.js';
+import { createS3Client } from '../../activities/s3/client.js';
+import { S3Source } from '../../activities/s3/source.js';
+import { ServiceClient } from '../../activities/service/client.js';
+import { createTokenSource } from '../../activities/service/token-source.js';
+import { makeUploadData } from '../../activities/upload-data.js';
+import { Secret } from '../../temporal.config.js';
+import type { UploadDataInput, UploadDataResult } from '../../workflows/policy/activity-contracts.js';
+import { DEMO_TOKENS } from '../simulator/server.js';
+import type { BenchObject, BenchTarget } from './bench-env.js';
+
+const MiB = 1024 * 1024;
+
+export interface BenchUploader {
+  /** Uploads `object` into job `jobId`, as one activity run. */
+  upload(object: BenchObject, jobId: number): Promise<UploadDataResult>;
+  close(): Promise<void>;
+}
+
+export function createBenchUploader(t: BenchTarget): BenchUploader {
+  if (t.simulatorUrl === undefined) throw new Error('BENCH_TARGET needs simulatorUrl');
+  const service = new ServiceClient({
+    baseUrl: t.simulatorUrl,
+    tokens: createTokenSource({ kind: 'env', token: new Secret(DEMO_TOKENS.importer) }),
+  });
+  const uploadData = makeUploadData({
+    service,
+    s3: new S3Source(createS3Client({ endpoint: t.s3Endpoint, region: 'us-east-1', forcePathStyle: true })),
+    budget: new InMemoryBudgetGate(),
+    resetMinuteUtc: 0,
+    uploadIdleTimeoutMs: 60_000,
+    partSizeBytes: t.partSizeBytes ?? 8 * MiB,
+    parallelParts: t.parallelParts ?? 1,
+  });
+  let runs = 0;
+  return {
+    async upload(object, jobId) {
+      const env = new MockActivityEnvironment({ activityId: `bench-upload-${++runs}` });
+      const { key, etag, sizeBytes } = object;
+      const input: UploadDataInput = {
+        tenant: 'bench',
+        jobId,
+        bucket: t.bucket,
+        key,
+        etag,
+        sizeBytes,
+        listAction: 'noop',
+      };
+      return (await env.run(uploadData, input)) as UploadDataResult;
+    },
+    close: () => service.close(),
+  };
+}
+
+/** Samples resident memory every 10 ms (memoryUsage.rss() only: the full call walks the heap and costs CPU). */
+export function sampleRss(): { before: number; stop(): number } {
+  const before = process.memoryUsage.rss();
+  let peak = before;
+  const timer = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage.rss());
+  }, 10);
+  return {
+    before,
+    stop() {
+      clearInterval(timer);
+      return Math.max(peak, process.memoryUsage.rss());
+    },
+  };
+}
