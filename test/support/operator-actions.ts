@@ -8,7 +8,6 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { loadConfig } from '../../temporal.config.js';
 import { connectClient } from '../../worker/cli/connect.js';
 import type { CliContext } from '../../worker/cli/context.js';
 
@@ -22,7 +21,7 @@ export function cliContext(env: Record<string, string>): CliContext & { printed:
   const printed: string[] = [];
   const warned: string[] = [];
   return {
-    config: () => loadConfig(env),
+    env,
     connect: connectClient,
     print: (line) => printed.push(line),
     warn: (line) => warned.push(line),
