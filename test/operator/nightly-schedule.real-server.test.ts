@@ -8,7 +8,6 @@
  * Temporal UI may choose "allow all"), so two nights run side by side: each
  * object is imported exactly once.
  */
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -56,7 +55,6 @@ describe('a nightly schedule triggered by the operator', () => {
       pattern: '^\\d{4}-\\d{2}-\\d{2}\\.csv$',
       entityType: 'Account',
       listAction: 'insert',
-      tenant: `nightly-${randomUUID()}`,
       schedule: { time: '02:00', timeZone: 'UTC' },
     });
     writeFileSync(feedsFile, JSON.stringify({ feeds: [feed(FEED_ID, 'nightly/'), feed(OVERLAP_FEED_ID, 'overlap/')] }));

@@ -60,7 +60,6 @@ describe('operator paths on a real Temporal server', () => {
     dataImportName: `Accounts ${workflowId}`,
     entityType: 'Account',
     listAction: 'insert',
-    tenant: `operator-${randomUUID()}`,
     fieldMappings: {
       sourceId: '1001',
       objectType: 'account',

@@ -51,7 +51,6 @@ describe('Reset after the service failed the job', () => {
           dataImportName: `Accounts ${workflowId}`,
           entityType: 'Account',
           listAction: 'insert',
-          tenant: `operator-${randomUUID()}`,
         },
       ],
     });

@@ -57,7 +57,8 @@ describe('a worker process killed mid-import', () => {
     return worker;
   }
 
-  const start = (key: string, tenant: string): Promise<ImportHandle> => {
+  // No tenant in the input: the imports count against the worker processes' own (IMPORT_TENANT).
+  const start = (key: string): Promise<ImportHandle> => {
     const workflowId = `killed-${key}-${randomUUID()}`;
     return stack.env.client.workflow.start<typeof importFile>('importFile', {
       taskQueue: stack.taskQueue,
@@ -68,7 +69,6 @@ describe('a worker process killed mid-import', () => {
           dataImportName: `killed worker ${workflowId}`,
           entityType: 'Account',
           listAction: 'insert',
-          tenant,
         } satisfies ImportFileInput,
       ],
     });
@@ -80,11 +80,10 @@ describe('a worker process killed mid-import', () => {
     (await simRequests(stack.sim.baseUrl)).filter((r) => r.path === `/import/v1/job/${jobId}`);
 
   it('another worker process finishes the uploads and the poll: the same job each, byte-exact, accepted once', async () => {
-    const tenant = `killed-${randomUUID()}`;
     const first = await workerProcess();
 
     // Mid-poll: the job took the data and is processing; the worker has polled it at least once.
-    const polling = await start('poll.csv', tenant);
+    const polling = await start('poll.csv');
     const [pollJob] = await waitFor(async () => {
       const jobs = await jobsNamed(stack.sim.baseUrl, polling.workflowId);
       return jobs[0]?.uploads === 1 ? jobs : undefined;
@@ -94,7 +93,7 @@ describe('a worker process killed mid-import', () => {
 
     // Mid-upload: the service stops reading the PUT after its first MiB, so the upload stays open.
     stack.sim.stallUploadAfter(MiB);
-    const uploading = await start('upload.csv', tenant);
+    const uploading = await start('upload.csv');
     const uploadJob = await waitFor(async () => {
       const [job] = await jobsNamed(stack.sim.baseUrl, uploading.workflowId);
       return job && (await putsTo(job.id)).length === 1 ? job : undefined;
@@ -102,7 +101,7 @@ describe('a worker process killed mid-import', () => {
 
     // After the last byte: the service took the file and holds its answer back.
     stack.sim.delayNext('submitData', 10 * 60_000);
-    const answeredLate = await start('late.csv', tenant);
+    const answeredLate = await start('late.csv');
     const lateJob = await waitFor(async () => {
       const [job] = await jobsNamed(stack.sim.baseUrl, answeredLate.workflowId);
       return job?.uploads === 1 ? job : undefined;
