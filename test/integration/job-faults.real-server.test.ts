@@ -141,7 +141,6 @@ describe('job faults through a whole import on a real server', () => {
       dataImportName: `#${tag} accounts`,
       entityType: 'Account',
       listAction: 'insert',
-      tenant: `t-${tag}`,
     };
   }
 

@@ -28,10 +28,10 @@ export async function startServiceWorld(options: SimulatorOptions = {}): Promise
 }
 
 /** A budget gate with the spec's limits, except the ones given. */
-export function budgetWith(limits: Partial<Record<BudgetedEndpoint, number>> = {}): InMemoryBudgetGate {
+export function budgetWith(limits: Partial<Record<BudgetedEndpoint, number>> = {}, tenant = 't1'): InMemoryBudgetGate {
   return new InMemoryBudgetGate(
     { ...SPEC_BUDGET_SETTINGS, limits: { ...SPEC_BUDGET_SETTINGS.limits, ...limits } },
     Date.now,
-    't1',
+    tenant,
   );
 }

@@ -241,7 +241,7 @@ describe('workflows on a real Temporal server', () => {
       await service.submitData(job.id, [csv], { contentLength: csv.length });
       const realAwait = makeAwaitJobCompletion({
         service,
-        budget: budgetWith(),
+        budget: budgetWith({}, importInput.tenant),
         poll: { scheduleMs: [50], jitterRatio: 0 },
       });
       let awaits = 0;
@@ -463,7 +463,7 @@ describe('workflows on a real Temporal server', () => {
     });
     try {
       const { activities } = scriptedActivities({});
-      activities.createImportJob = makeCreateImportJob({ service, budget: budgetWith() });
+      activities.createImportJob = makeCreateImportJob({ service, budget: budgetWith({}, importInput.tenant) });
       // The service is slow to refuse the expired token; the sidecar rotates the file meanwhile.
       sim.delayNext('listJobs', 1_000);
       const result = await withWorkers(activities, async (taskQueue) => {
