@@ -1,0 +1,174 @@
+/**
+ * The budget ledger on the Temporal dev server, reached as the worker reaches
+ * it: TemporalBudgetGate's update-with-start. The window tests configure a
+ * reset at the next whole minute (the finest reset time the configuration
+ * can name, `IMPORT_BUDGET_RESET_UTC=HH:MM`) and wait for it: at most a
+ * minute, shared by the tests, which run concurrently.
+ *
+ * With RECORD_HISTORIES_DIR set (`npm run record:histories`), each test also
+ * writes the ledger's runs as replay fixtures (recorded-histories.ts).
+ */
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TemporalBudgetGate } from '../../activities/budget/temporal-gate.js';
+import {
+  type BudgetSettings,
+  type LedgerUsage,
+  ledgerWorkflowId,
+  RESERVE_UPDATE,
+  type ReserveRequest,
+  type ReserveResult,
+  USAGE_QUERY,
+} from '../../workflows/policy/budget-contracts.js';
+import { nextResetMs } from '../../workflows/policy/budget-window.js';
+import { BUDGETED_ENDPOINTS, type BudgetedEndpoint } from '../../workflows/policy/endpoints.js';
+import { createEnvironment } from '../support/temporal-server.js';
+import { bundleWorkflows } from './real-server-harness.js';
+import { recordHistory } from './recorded-histories.js';
+
+const DAY_MS = 86_400_000;
+const MINUTE_MS = 60_000;
+const limits = Object.fromEntries(
+  Object.entries(BUDGETED_ENDPOINTS).map(([n, e]) => [n, e.defaultDailyLimit]),
+) as Record<BudgetedEndpoint, number>;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Settings whose daily reset is the next whole minute at least 10 s away (so a test can act before it). */
+function resetSoon(nowMs = Date.now()): { settings: BudgetSettings; resetAtMs: number } {
+  const resetAtMs = Math.ceil((nowMs + 10_000) / MINUTE_MS) * MINUTE_MS;
+  const resetMinuteUtc = Math.round((resetAtMs % DAY_MS) / MINUTE_MS);
+  const settings = { limits, headroomPercent: 0, resetMinuteUtc };
+  if (nextResetMs(nowMs, resetMinuteUtc) !== resetAtMs) throw new Error('resetSoon: the window policy disagrees');
+  return { settings, resetAtMs };
+}
+
+describe('budget ledger on the dev server', () => {
+  let env: TestWorkflowEnvironment;
+  let worker: Worker;
+  let running: Promise<void>;
+  const taskQueue = `ledger-${process.pid}`;
+  // One reset instant for the window tests, fixed once the server is up.
+  let soon: ReturnType<typeof resetSoon>;
+
+  beforeAll(async () => {
+    env = await createEnvironment();
+    worker = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue,
+      workflowBundle: { code: await bundleWorkflows() },
+    });
+    running = worker.run();
+    soon = resetSoon();
+  }, 120_000);
+
+  afterAll(async () => {
+    worker?.shutdown();
+    await running;
+    await env?.teardown();
+  });
+
+  const gateWith = (settings: BudgetSettings) => new TemporalBudgetGate({ client: env.client, taskQueue, settings });
+  const tenantFor = (name: string) => `${name}-${process.pid}`;
+  const record = (name: string, scenario: string, workflowId: string, runId?: string) =>
+    recordHistory(env.client, { name, scenario, server: 'dev-server', workflowId, runId });
+
+  const currentRunId = async (workflowId: string) => (await env.client.workflow.getHandle(workflowId).describe()).runId;
+
+  /** Waits until run `runId` has continued as new; returns the run that continued it. */
+  async function nextRunAfter(workflowId: string, runId: string): Promise<string> {
+    for (;;) {
+      const run = await env.client.workflow.getHandle(workflowId, runId).describe();
+      if (run.status.name === 'CONTINUED_AS_NEW') return currentRunId(workflowId);
+      await sleep(200);
+    }
+  }
+
+  it('grants once per requestId, rejects unknown endpoints, and honours the exhausted signal', async () => {
+    const tenant = tenantFor('grants');
+    const gate = gateWith({ limits, headroomPercent: 0, resetMinuteUtc: 0 });
+    const first = await gate.reserve(tenant, 'createJob', 'wf/1/1');
+    expect(first).toEqual({ granted: true, remaining: 1199 });
+    // A retried RPC: the same update id, answered by the server from the first update.
+    expect(await gate.reserve(tenant, 'createJob', 'wf/1/1')).toEqual(first);
+    // A retried activity with a new update id: the ledger remembers the requestId.
+    const handle = env.client.workflow.getHandle(ledgerWorkflowId(tenant));
+    const reserve = (request: ReserveRequest) =>
+      handle.executeUpdate<ReserveResult, [ReserveRequest]>(RESERVE_UPDATE, { args: [request] });
+    expect(await reserve({ endpoint: 'createJob', requestId: 'wf/1/1' })).toEqual(first);
+    await expect(
+      reserve({ endpoint: 'getFieldMappings' as BudgetedEndpoint, requestId: 'wf/1/2' }),
+    ).rejects.toBeInstanceOf(WorkflowUpdateFailedError);
+    const until = new Date(Date.now() + 3_600_000).toISOString();
+    await gate.reportExhausted(tenant, 'submitData', until);
+    expect(await gate.reserve(tenant, 'submitData', 'wf/1/3')).toEqual({ granted: false, resetsAt: until });
+    const usage = await handle.query<LedgerUsage>(USAGE_QUERY);
+    expect(usage.createJob).toMatchObject({ used: 1, limit: 1200, remaining: 1199 });
+    expect(usage.submitData).toMatchObject({ used: 0, exhaustedUntil: until });
+    await record('ledger-reserve-and-exhausted', 'ledger: grants, duplicates, rejection, exhausted', handle.workflowId);
+    await handle.terminate('test done');
+  });
+
+  it.concurrent('starts a fresh window at the reset by continuing as new', async ({ expect }) => {
+    const tenant = tenantFor('window');
+    const gate = gateWith(soon.settings);
+    const workflowId = ledgerWorkflowId(tenant);
+    expect(await gate.reserve(tenant, 'createJob', 'before-reset')).toEqual({ granted: true, remaining: 1199 });
+    await gate.reportExhausted(tenant, 'jobStatus', new Date(soon.resetAtMs).toISOString());
+    const firstRunId = await currentRunId(workflowId);
+    const nextRunId = await nextRunAfter(workflowId, firstRunId);
+
+    const usage = await env.client.workflow.getHandle(workflowId).query<LedgerUsage>(USAGE_QUERY);
+    expect(usage.createJob).toMatchObject({ used: 0, remaining: 1200 });
+    expect(Date.parse(usage.createJob.resetsAt)).toBe(soon.resetAtMs + DAY_MS);
+    // The exhaustion ended at the reset: the new window grants the endpoint again.
+    expect(usage.jobStatus.exhaustedUntil).toBeUndefined();
+    expect(await gate.reserve(tenant, 'jobStatus', 'after-reset')).toEqual({ granted: true, remaining: 3599 });
+
+    const scenario = 'ledger: a fresh window at the reset, by continuing as new';
+    await record('ledger-window-reset-first-run', scenario, workflowId, firstRunId);
+    await record('ledger-window-reset-next-run', scenario, workflowId, nextRunId);
+    await env.client.workflow.getHandle(workflowId).terminate('test done');
+  });
+
+  it.concurrent('continues as new at the reset with reservations in flight: every grant answered once, counted in one window', async ({
+    expect,
+  }) => {
+    const tenant = tenantFor('in-flight');
+    const gate = gateWith(soon.settings);
+    const workflowId = ledgerWorkflowId(tenant);
+    await gate.reserve(tenant, 'createJob', 'opening');
+    const firstRunId = await currentRunId(workflowId);
+    // Four callers reserve back to back from 1.5 s before the reset to 1.5 s after it, each request once.
+    await sleep(soon.resetAtMs - 1_500 - Date.now());
+    const answers: ReserveResult[] = [];
+    const caller = async (n: number) => {
+      for (let i = 0; Date.now() < soon.resetAtMs + 1_500; i++) {
+        answers.push(await gate.reserve(tenant, 'createJob', `caller-${n}/${i}`));
+        await sleep(100);
+      }
+    };
+    await Promise.all([0, 1, 2, 3].map(caller));
+    const nextRunId = await nextRunAfter(workflowId, firstRunId);
+
+    const usage = await env.client.workflow.getHandle(workflowId).query<LedgerUsage>(USAGE_QUERY);
+    const grants = [{ granted: true, remaining: 1199 }, ...answers];
+    expect(grants.every((a) => a.granted)).toBe(true);
+    // Grants of one window count down from 1199 without a gap or a repeat; the new window's count is `used`
+    // (grants the first run answered after the reset instant count in the new window and are carried over).
+    const inNewWindow = usage.createJob.used;
+    const inOldWindow = grants.length - inNewWindow;
+    const countdown = (n: number) => Array.from({ length: n }, (_, i) => 1199 - i);
+    const remainders = grants.map((a) => (a.granted ? a.remaining : -1)).sort((a, b) => b - a);
+    expect(remainders).toEqual([...countdown(inOldWindow), ...countdown(inNewWindow)].sort((a, b) => b - a));
+    expect(inOldWindow).toBeGreaterThan(1);
+    expect(inNewWindow).toBeGreaterThan(0);
+
+    const scenario = 'ledger: continue-as-new at the reset with reservations in flight';
+    await record('ledger-reset-in-flight-first-run', scenario, workflowId, firstRunId);
+    await record('ledger-reset-in-flight-next-run', scenario, workflowId, nextRunId);
+    await env.client.workflow.getHandle(workflowId).terminate('test done');
+  }, 150_000);
+});

@@ -1,0 +1,57 @@
+/**
+ * The determinism guard: every history recorded from a real server
+ * (test/workflows/histories/, `npm run record:histories`) replays with
+ * today's workflow code. A change that would break a running import, ledger
+ * or night fails here before it ships: the replayer rejects a command of
+ * another kind or order, and the comparison below rejects a changed activity
+ * input, timer duration, child id, update result, continue-as-new input,
+ * result or failure. A new fixture in the folder is covered without a change here.
+ */
+import { DeterminismViolationError } from '@temporalio/workflow';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { loadRecordedHistories } from './recorded-histories.js';
+import { bundleForReplay, recordOfHistory, replay } from './replay.js';
+
+const fixtures = loadRecordedHistories();
+let code: string;
+
+beforeAll(async () => {
+  code = await bundleForReplay();
+}, 60_000);
+
+describe('recorded histories replay with today’s workflow code', () => {
+  it('there are recorded histories of every workflow the worker runs', () => {
+    const types = new Set(fixtures.map((f) => f.recorded.workflowType));
+    expect([...types].sort()).toEqual(expect.arrayContaining(['budgetLedger', 'importFile']));
+  });
+
+  it.each(fixtures.map((f) => [f.file, f.recorded] as const))('%s', async (_file, recorded) => {
+    const done = await replay(code, recorded.history, recorded.workflowId);
+    expect(done).toEqual(recordOfHistory(recorded.history));
+  });
+});
+
+describe('the guard bites', () => {
+  const happy = () =>
+    structuredClone(fixtures.find((f) => f.file === 'import-happy-path-with-mappings.json')!.recorded);
+
+  it('a recorded run whose commands differ from the code (its mappings dropped from the input) fails the replay', async () => {
+    const recorded = happy();
+    const started = recorded.history.events[0] as {
+      workflowExecutionStartedEventAttributes: { input: { payloads: { data: string }[] } };
+    };
+    const payload = started.workflowExecutionStartedEventAttributes.input.payloads[0]!;
+    const input = JSON.parse(Buffer.from(payload.data, 'base64').toString('utf8'));
+    delete input.fieldMappings;
+    payload.data = Buffer.from(JSON.stringify(input)).toString('base64');
+    await expect(replay(code, recorded.history, recorded.workflowId)).rejects.toThrow(DeterminismViolationError);
+  });
+
+  it('a recorded result the code no longer returns is a difference, though the replayer accepts it', async () => {
+    const recorded = happy();
+    const done = await replay(code, recorded.history, recorded.workflowId);
+    const expected = recordOfHistory(recorded.history);
+    expect(done).toEqual(expected);
+    expect({ ...done, result: { ...(done.result as object), jobId: 1 } }).not.toEqual(expected);
+  });
+});
