@@ -1,19 +1,28 @@
 /**
  * Builds Temporal histories (the JSON form `Worker.runReplayHistory` accepts)
- * from readable scenarios: "start with this input; activity X returns Y;
- * a timer fires; signal S arrives; the workflow completes". Replaying the
- * real workflow code against such a history proves it issues exactly these
- * commands, in this order; a different sequence fails with
- * DeterminismViolationError.
- *
- * Format notes (SDK 1.24): ids and times are strings; every workflow task is
- * SCHEDULED, STARTED, COMPLETED; a command event points at the COMPLETED that
- * produced it; activity and timer ids are the SDK's per-kind sequence numbers
- * ("1", "2", ...); payloads are json/plain, base64 encoded. The workflow clock
- * (Date.now() in workflow code) reads the WORKFLOW_TASK_STARTED event's time.
+ * for the few cases a real run cannot produce in a test (a server's
+ * continue-as-new suggestion, a 2,000-event ledger run, a night of 600
+ * children). Everything a real run can produce is recorded from a server
+ * instead (recorded-histories.ts), and this builder copies what those
+ * recordings show, so a built history replays as a recorded one does:
+ * - every workflow task is SCHEDULED, STARTED, COMPLETED; a command event
+ *   points at the COMPLETED that produced it; activity and timer ids are the
+ *   SDK's per-kind sequence numbers ("1", "2", ...);
+ * - the first COMPLETED carries the SDK's sdkMetadata (core flags 1-3, SDK
+ *   name and version), and the first after a signal the lang flag 2, as the
+ *   SDK writes them: without them a replay takes the SDK's older code paths;
+ * - an update is accepted in the task it arrives with, its events in the
+ *   order the SDK sends them (for update-with-start: UpdateAccepted, the
+ *   first task's commands, UpdateCompleted), with ids that are never reused;
+ * - ids and times are strings; payloads are json/plain, base64 encoded. The
+ *   workflow clock (Date.now() in workflow code) reads the WORKFLOW_TASK_STARTED
+ *   event's time.
  */
 
 type Json = Record<string, unknown>;
+
+/** The SDK version the recorded histories name; the flags below are those it writes. */
+const SDK_VERSION = '1.24.0';
 
 export interface Payload {
   metadata: { encoding: string };
@@ -87,6 +96,10 @@ export class HistoryBuilder {
   private activitySeq = 0;
   private timerSeq = 0;
   private updateSeq = 0;
+  private readonly updateIds = new Set<string>();
+  private coreFlagsWritten = false;
+  private signalSinceLastTask = false;
+  private langFlagWritten = false;
   readonly taskQueue: string;
 
   constructor(private readonly options: HistoryOptions) {
@@ -109,6 +122,12 @@ export class HistoryBuilder {
   /** The workflow clock at the last event. */
   get now(): number {
     return this.nowMs;
+  }
+
+  /** The workflow clock now: the time of the last WORKFLOW_TASK_STARTED event. */
+  get workflowClock(): number {
+    const started = [...this.events].reverse().find((e) => e.eventType === 'EVENT_TYPE_WORKFLOW_TASK_STARTED');
+    return Date.parse(String(started?.eventTime));
   }
 
   /** Number of events so far. */
@@ -145,8 +164,25 @@ export class HistoryBuilder {
       scheduledEventId: String(scheduledId),
       startedEventId: String(startedId),
       identity: 'history-builder',
+      sdkMetadata: this.sdkMetadata(),
+      meteringMetadata: {},
     });
     return this;
+  }
+
+  /** The flags the SDK writes the first time it uses them (see its flags.ts), as a recorded history shows. */
+  private sdkMetadata(): Json {
+    const metadata: Json = {};
+    if (!this.coreFlagsWritten) {
+      Object.assign(metadata, { coreUsedFlags: [1, 2, 3], sdkName: 'temporal-typescript', sdkVersion: SDK_VERSION });
+      this.coreFlagsWritten = true;
+    }
+    if (this.signalSinceLastTask && !this.langFlagWritten) {
+      metadata.langUsedFlags = [2];
+      this.langFlagWritten = true;
+    }
+    this.signalSinceLastTask = false;
+    return metadata;
   }
 
   scheduleActivity(
@@ -247,6 +283,7 @@ export class HistoryBuilder {
   }
 
   signal(signalName: string, ...args: unknown[]): this {
+    this.signalSinceLastTask = true;
     this.push('EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED', 'workflowExecutionSignaledEventAttributes', {
       signalName,
       input: payloads(args),
@@ -255,9 +292,16 @@ export class HistoryBuilder {
     return this;
   }
 
-  /** An update the last workflow task accepted (its validator passed) ... */
-  acceptUpdate(name: string, ...args: unknown[]): UpdateRef {
-    const updateId = `update-${++this.updateSeq}`;
+  /**
+   * An update the last workflow task accepted (its validator passed). Then
+   * the events of that task's commands, then `completeUpdate`: for
+   * update-with-start, call it right after the constructor.
+   */
+  acceptUpdate(name: string, args: unknown[], updateId = `update-${++this.updateSeq}`): UpdateRef {
+    if (this.updateIds.has(updateId)) {
+      throw new Error(`update id ${updateId} is used twice: a server answers the second from the first`);
+    }
+    this.updateIds.add(updateId);
     const scheduledId = [...this.events]
       .reverse()
       .find((e) => e.eventType === 'EVENT_TYPE_WORKFLOW_TASK_SCHEDULED')?.eventId;
@@ -270,7 +314,7 @@ export class HistoryBuilder {
         acceptedRequestSequencingEventId: scheduledId,
         acceptedRequest: {
           meta: { updateId, identity: 'history-builder' },
-          input: { name, args: payloads(args) },
+          input: { header: {}, name, args: payloads(args) },
         },
       },
     );
@@ -280,17 +324,17 @@ export class HistoryBuilder {
   /** ... and the handler's answer. */
   completeUpdate(ref: UpdateRef, result: unknown): this {
     this.push('EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED', 'workflowExecutionUpdateCompletedEventAttributes', {
-      meta: { updateId: ref.updateId },
+      meta: { updateId: ref.updateId, identity: 'history-builder' },
       acceptedEventId: String(ref.acceptedId),
       outcome: { success: payloads([result]) },
     });
     return this;
   }
 
-  /** An update delivered in its own workflow task, accepted and answered there. */
-  update(name: string, args: unknown[], result: unknown): this {
+  /** An update delivered in its own workflow task, accepted and answered there (the update id is the requestId's role). */
+  update(name: string, args: unknown[], result: unknown, updateId?: string): this {
     this.workflowTask();
-    return this.completeUpdate(this.acceptUpdate(name, ...args), result);
+    return this.completeUpdate(this.acceptUpdate(name, args, updateId), result);
   }
 
   completeWorkflow(result: unknown): History {

@@ -25,6 +25,12 @@ describe('recorded histories replay with today’s workflow code', () => {
     expect([...types].sort()).toEqual(expect.arrayContaining(['budgetLedger', 'importFile']));
   });
 
+  it('a happy-path import is a fixed 35 events with field mappings and 29 without, whatever the file', () => {
+    const events = (file: string) => fixtures.find((f) => f.file === file)?.recorded.history.events.length;
+    expect(events('import-happy-path-with-mappings.json')).toBe(35);
+    expect(events('import-happy-path-without-mappings.json')).toBe(29);
+  });
+
   it.each(fixtures.map((f) => [f.file, f.recorded] as const))('%s', async (_file, recorded) => {
     const done = await replay(code, recorded.history, recorded.workflowId);
     expect(done).toEqual(recordOfHistory(recorded.history));
