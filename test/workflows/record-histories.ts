@@ -6,7 +6,9 @@
  *
  * A fixture is written only by a scenario whose assertions passed; if any
  * scenario fails, the committed fixtures stay as they were and the command
- * exits non-zero. The replay suite picks up every file in the folder.
+ * exits non-zero. Only the folder's top-level files are replaced: histories of
+ * released versions kept in subfolders stay. The replay suite picks up every
+ * file in the folder and its subfolders.
  */
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';

@@ -56,9 +56,13 @@ export async function recordHistory(
   writeFileSync(path.join(dir, `${run.name}.json`), `${JSON.stringify(recorded, null, 1)}\n`);
 }
 
-/** Every committed fixture, by file name. */
+/**
+ * Every committed fixture, by path under the folder: the current recordings
+ * at the top, and those of released versions kept in subfolders (which
+ * `npm run record:histories` leaves alone).
+ */
 export function loadRecordedHistories(dir = HISTORIES_DIR): { file: string; recorded: RecordedHistory }[] {
-  return readdirSync(dir)
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
     .filter((f) => f.endsWith('.json'))
     .sort()
     .map((file) => ({ file, recorded: JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as RecordedHistory }));
