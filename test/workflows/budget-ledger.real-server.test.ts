@@ -9,12 +9,15 @@
  * writes the ledger's runs as replay fixtures (recorded-histories.ts).
  */
 import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { tsToMs } from '@temporalio/common/lib/time.js';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TemporalBudgetGate } from '../../activities/budget/temporal-gate.js';
 import {
   type BudgetSettings,
+  type LedgerInput,
   type LedgerUsage,
   ledgerWorkflowId,
   RESERVE_UPDATE,
@@ -47,6 +50,7 @@ function resetSoon(nowMs = Date.now()): { settings: BudgetSettings; resetAtMs: n
 
 describe('budget ledger on the dev server', () => {
   let env: TestWorkflowEnvironment;
+  let code: string;
   let worker: Worker;
   let running: Promise<void>;
   const taskQueue = `ledger-${process.pid}`;
@@ -55,11 +59,8 @@ describe('budget ledger on the dev server', () => {
 
   beforeAll(async () => {
     env = await createEnvironment();
-    worker = await Worker.create({
-      connection: env.nativeConnection,
-      taskQueue,
-      workflowBundle: { code: await bundleWorkflows() },
-    });
+    code = await bundleWorkflows();
+    worker = await ledgerWorker(taskQueue);
     running = worker.run();
     soon = resetSoon();
   }, 120_000);
@@ -70,6 +71,8 @@ describe('budget ledger on the dev server', () => {
     await env?.teardown();
   });
 
+  const ledgerWorker = (queue: string) =>
+    Worker.create({ connection: env.nativeConnection, taskQueue: queue, workflowBundle: { code } });
   const gateWith = (settings: BudgetSettings) => new TemporalBudgetGate({ client: env.client, taskQueue, settings });
   const tenantFor = (name: string) => `${name}-${process.pid}`;
   const record = (name: string, scenario: string, workflowId: string, runId?: string) =>
@@ -141,23 +144,37 @@ describe('budget ledger on the dev server', () => {
     const workflowId = ledgerWorkflowId(tenant);
     await gate.reserve(tenant, 'createJob', 'opening');
     const firstRunId = await currentRunId(workflowId);
-    // Four callers reserve back to back from 1.5 s before the reset to 1.5 s after it, each request once.
-    await sleep(soon.resetAtMs - 1_500 - Date.now());
+    // Six callers reserve back to back from 1 s before the reset to 1.5 s after it, each request once.
+    // Those that reach the first run while it closes are refused by the server and retried by the client
+    // on the next run; those that reach it after the reset, before it closes, count in the new window.
+    await sleep(soon.resetAtMs - 1_000 - Date.now());
     const answers: ReserveResult[] = [];
     const caller = async (n: number) => {
       for (let i = 0; Date.now() < soon.resetAtMs + 1_500; i++) {
         answers.push(await gate.reserve(tenant, 'createJob', `caller-${n}/${i}`));
-        await sleep(100);
+        await sleep(30);
       }
     };
-    await Promise.all([0, 1, 2, 3].map(caller));
-    const nextRunId = await nextRunAfter(workflowId, firstRunId);
+    await Promise.all([0, 1, 2, 3, 4, 5].map(caller));
+    await nextRunAfter(workflowId, firstRunId);
+
+    // The first run hands on exactly the grants it answered at or after the reset by its clock (the start of
+    // the workflow task that answered them), whether before or after its window timer fired.
+    const events = (await env.client.workflow.getHandle(workflowId, firstRunId).fetchHistory()).events ?? [];
+    let clockMs = 0;
+    let answeredAfterReset = 0;
+    for (const e of events) {
+      if (e.workflowTaskStartedEventAttributes) clockMs = tsToMs(e.eventTime);
+      if (e.workflowExecutionUpdateCompletedEventAttributes && clockMs >= soon.resetAtMs) answeredAfterReset += 1;
+    }
+    const continued = events.at(-1)?.workflowExecutionContinuedAsNewEventAttributes;
+    const [carried] = continued?.input?.payloads?.map((p) => defaultPayloadConverter.fromPayload(p)) ?? [];
+    expect((carried as LedgerInput).state?.used.createJob ?? 0).toBe(answeredAfterReset);
 
     const usage = await env.client.workflow.getHandle(workflowId).query<LedgerUsage>(USAGE_QUERY);
     const grants = [{ granted: true, remaining: 1199 }, ...answers];
     expect(grants.every((a) => a.granted)).toBe(true);
-    // Grants of one window count down from 1199 without a gap or a repeat; the new window's count is `used`
-    // (grants the first run answered after the reset instant count in the new window and are carried over).
+    // Grants of one window count down from 1199 without a gap or a repeat; the new window's count is `used`.
     const inNewWindow = usage.createJob.used;
     const inOldWindow = grants.length - inNewWindow;
     const countdown = (n: number) => Array.from({ length: n }, (_, i) => 1199 - i);
@@ -168,7 +185,6 @@ describe('budget ledger on the dev server', () => {
 
     const scenario = 'ledger: continue-as-new at the reset with reservations in flight';
     await record('ledger-reset-in-flight-first-run', scenario, workflowId, firstRunId);
-    await record('ledger-reset-in-flight-next-run', scenario, workflowId, nextRunId);
     await env.client.workflow.getHandle(workflowId).terminate('test done');
   }, 150_000);
 });

@@ -26,9 +26,15 @@ export interface RecordedHistory {
   history: { events: Record<string, unknown>[] };
 }
 
-/** Worker identities and sticky queues name the recording machine (pid@host); they mean nothing to a replay. */
-function withoutHostNames(historyJson: string): unknown {
-  return JSON.parse(historyJson.replaceAll(hostname(), 'recorder-host'));
+const PROJECT_ROOT = path.resolve(import.meta.dirname, '../..');
+
+/**
+ * Worker identities and sticky queues name the recording machine (pid@host),
+ * and failure stack traces its checkout; they mean nothing to a replay.
+ */
+function withoutMachineNames(historyJson: string): unknown {
+  const rootInJson = JSON.stringify(PROJECT_ROOT).slice(1, -1);
+  return JSON.parse(historyJson.replaceAll(hostname(), 'recorder-host').replaceAll(rootInJson, '<project>'));
 }
 
 /**
@@ -44,7 +50,7 @@ export async function recordHistory(
   if (!dir) return;
   const handle = client.workflow.getHandle(run.workflowId, run.runId);
   const description = await handle.describe();
-  const history = withoutHostNames(historyToJSON(await handle.fetchHistory()));
+  const history = withoutMachineNames(historyToJSON(await handle.fetchHistory()));
   const recorded: RecordedHistory = {
     scenario: run.scenario,
     server: run.server,
