@@ -1,8 +1,8 @@
 /**
  * Nightly histories for the shared HistoryBuilder (test/workflows): child
- * workflow events (start initiated, started, completed, failed, and a start
- * refused because the id exists), and the inputs nightlyImport gives its
- * activities, so a built night records what a real one does.
+ * workflow events (start initiated, started, completed), and the inputs
+ * nightlyImport gives its activities, so a built night records what a real
+ * one does. Failed and refused child starts appear in the recorded nights.
  */
 import { LIST_PAGE_SIZE } from '../../workflows/nightly-import.js';
 import type { ListFeedObjectsResult } from '../../workflows/policy/activity-contracts.js';
@@ -108,19 +108,6 @@ export class NightlyHistoryBuilder extends HistoryBuilder {
     return this.workflowTask(task);
   }
 
-  /** The server refused the start: a workflow with this id already exists (and the reuse policy forbids another). */
-  childAlreadyExists(ref: ChildRef): this {
-    this.write('EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_FAILED', 'startChildWorkflowExecutionFailedEventAttributes', {
-      namespace: 'default',
-      workflowId: ref.workflowId,
-      workflowType: { name: ref.workflowType },
-      cause: 'START_CHILD_WORKFLOW_EXECUTION_FAILED_CAUSE_WORKFLOW_ALREADY_EXISTS',
-      initiatedEventId: String(ref.initiatedId),
-      workflowTaskCompletedEventId: this.lastWorkflowTaskCompletedId(),
-    });
-    return this.workflowTask();
-  }
-
   childCompleted(ref: ChildRef, result: unknown): this {
     this.write('EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED', 'childWorkflowExecutionCompletedEventAttributes', {
       result: { payloads: [jsonPayload(result)] },
@@ -129,23 +116,6 @@ export class NightlyHistoryBuilder extends HistoryBuilder {
       workflowType: { name: ref.workflowType },
       initiatedEventId: String(ref.initiatedId),
       startedEventId: String(ref.startedId),
-    });
-    return this.workflowTask();
-  }
-
-  childFailed(ref: ChildRef, failure: { type: string; message: string }): this {
-    this.write('EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_FAILED', 'childWorkflowExecutionFailedEventAttributes', {
-      failure: {
-        message: failure.message,
-        source: 'TypeScriptSDK',
-        applicationFailureInfo: { type: failure.type, nonRetryable: true },
-      },
-      namespace: 'default',
-      workflowExecution: this.execution(ref),
-      workflowType: { name: ref.workflowType },
-      initiatedEventId: String(ref.initiatedId),
-      startedEventId: String(ref.startedId),
-      retryState: 'RETRY_STATE_NON_RETRYABLE_FAILURE',
     });
     return this.workflowTask();
   }

@@ -20,6 +20,7 @@ import { HISTORIES_DIR } from './recorded-histories.js';
 export const RECORDING_TEST_FILES = [
   'test/workflows/real-server.test.ts',
   'test/workflows/budget-ledger.real-server.test.ts',
+  'test/nightly/nightly-import.full-stack.real-server.test.ts',
 ];
 
 const root = path.resolve(import.meta.dirname, '../..');

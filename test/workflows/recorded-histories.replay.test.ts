@@ -22,7 +22,7 @@ beforeAll(async () => {
 describe('recorded histories replay with today’s workflow code', () => {
   it('there are recorded histories of every workflow the worker runs', () => {
     const types = new Set(fixtures.map((f) => f.recorded.workflowType));
-    expect([...types].sort()).toEqual(expect.arrayContaining(['budgetLedger', 'importFile']));
+    expect([...types].sort()).toEqual(expect.arrayContaining(['budgetLedger', 'importFile', 'nightlyImport']));
   });
 
   it('a happy-path import is a fixed 35 events with field mappings and 29 without, whatever the file', () => {
