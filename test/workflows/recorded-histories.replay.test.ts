@@ -3,14 +3,21 @@
  * (test/workflows/histories/, `npm run record:histories`) replays with
  * today's workflow code. A change that would break a running import, ledger
  * or night fails here before it ships: the replayer rejects a command of
- * another kind or order, and the comparison below rejects a changed activity
- * input, timer duration, child id, update result, continue-as-new input,
- * result or failure. A new fixture in the folder is covered without a change here.
+ * another kind or order, and the comparison below rejects a changed update
+ * result, continue-as-new input, child id, result or failure.
+ *
+ * The current recordings (the folder's top level) must also match in every
+ * activity input and timer duration: a difference there means the code's
+ * behaviour changed and the recordings are stale (`npm run record:histories`,
+ * then review the diff). Histories of released versions (subfolders) may
+ * differ there: their recorded commands are what ran. A new fixture in the
+ * folder is covered without a change here.
  */
+import path from 'node:path';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadRecordedHistories } from './recorded-histories.js';
-import { bundleForReplay, recordOfHistory, replay } from './replay.js';
+import { answersOf, bundleForReplay, recordOfHistory, replay } from './replay.js';
 
 const fixtures = loadRecordedHistories();
 let code: string;
@@ -31,9 +38,11 @@ describe('recorded histories replay with today’s workflow code', () => {
     expect(events('import-happy-path-without-mappings.json')).toBe(29);
   });
 
-  it.each(fixtures.map((f) => [f.file, f.recorded] as const))('%s', async (_file, recorded) => {
+  it.each(fixtures.map((f) => [f.file, f.recorded] as const))('%s', async (file, recorded) => {
     const done = await replay(code, recorded.history, recorded.workflowId);
-    expect(done).toEqual(recordOfHistory(recorded.history));
+    const recordedRun = recordOfHistory(recorded.history);
+    if (file.includes(path.sep)) expect(answersOf(done)).toEqual(answersOf(recordedRun));
+    else expect(done).toEqual(recordedRun);
   });
 });
 

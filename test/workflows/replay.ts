@@ -26,6 +26,22 @@ export interface RunRecord {
   failure?: { type?: string; message: string };
 }
 
+/**
+ * What a run answered, without how it called its activities and timers: for
+ * histories of released versions, whose activity inputs and waits may
+ * legitimately differ in today's code (the recorded commands are what ran),
+ * while the answers (update results, carried state, result, child ids) must not.
+ */
+export function answersOf(r: RunRecord) {
+  return {
+    children: r.children.map((c) => ({ workflowType: c.workflowType, workflowId: c.workflowId })),
+    updates: r.updates,
+    continuedAsNew: r.continuedAsNew,
+    result: r.result,
+    failure: r.failure,
+  };
+}
+
 const emptyRecord = (): RunRecord => ({ activities: [], timersMs: [], children: [], updates: [] });
 
 let runtimeQuiet = false;
