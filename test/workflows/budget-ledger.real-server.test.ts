@@ -11,10 +11,11 @@
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { tsToMs } from '@temporalio/common/lib/time.js';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TemporalBudgetGate } from '../../activities/budget/temporal-gate.js';
+import { findTemporalBinary } from '../../worker/temporal-binaries.js';
 import {
   type BudgetSettings,
   type LedgerInput,
@@ -187,4 +188,76 @@ describe('budget ledger on the dev server', () => {
     await record('ledger-reset-in-flight-first-run', scenario, workflowId, firstRunId);
     await env.client.workflow.getHandle(workflowId).terminate('test done');
   }, 150_000);
+});
+
+/** Events after which this dev server suggests continue-as-new (the default is 4,096). */
+const SUGGEST_CONTINUE_AS_NEW_AT = 40;
+
+describe('budget ledger on a dev server that suggests continue-as-new early', () => {
+  let env: TestWorkflowEnvironment;
+  let worker: Worker;
+  let running: Promise<void>;
+  const taskQueue = `ledger-suggested-${process.pid}`;
+
+  beforeAll(async () => {
+    // Its own dev server: the suggestion threshold is server configuration, which createEnvironment() does not take.
+    const found = findTemporalBinary('dev-server');
+    env = await TestWorkflowEnvironment.createLocal({
+      server: {
+        ...(found ? { executable: { type: 'existing-path', path: found.path } } : {}),
+        extraArgs: ['--dynamic-config-value', `limit.historyCount.suggestContinueAsNew=${SUGGEST_CONTINUE_AS_NEW_AT}`],
+      },
+    });
+    worker = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue,
+      workflowBundle: { code: await bundleWorkflows() },
+    });
+    running = worker.run();
+  }, 120_000);
+
+  afterAll(async () => {
+    worker?.shutdown();
+    await running;
+    await env?.teardown();
+  });
+
+  it('continues as new when the server suggests it, carrying every grant of the window', async () => {
+    const tenant = `suggested-${process.pid}`;
+    const workflowId = ledgerWorkflowId(tenant);
+    const gate = new TemporalBudgetGate({
+      client: env.client,
+      taskQueue,
+      settings: { limits, headroomPercent: 0, resetMinuteUtc: 0 },
+    });
+    const answers: ReserveResult[] = [await gate.reserve(tenant, 'createJob', 'r/0')];
+    const firstRunId = (await env.client.workflow.getHandle(workflowId).describe()).runId;
+    const firstRun = env.client.workflow.getHandle(workflowId, firstRunId);
+    // Five events a reservation: the hint comes after about eight; stop at 100 if it never does.
+    for (let i = 1; i < 100 && (await firstRun.describe()).status.name === 'RUNNING'; i++) {
+      answers.push(await gate.reserve(tenant, 'createJob', `r/${i}`));
+    }
+    expect((await firstRun.describe()).status.name).toBe('CONTINUED_AS_NEW');
+    // Far below the ledger's own bound: the server's hint ended the run.
+    expect((await firstRun.fetchHistory()).events?.length).toBeLessThan(2 * SUGGEST_CONTINUE_AS_NEW_AT);
+
+    // The next run counts on from the grants of the first: one countdown, no gap, no repeat.
+    const usage = await env.client.workflow.getHandle(workflowId).query<LedgerUsage>(USAGE_QUERY);
+    expect(usage.createJob.used).toBe(answers.length);
+    expect(answers.map((a) => (a.granted ? a.remaining : -1))).toEqual(answers.map((_, i) => 1199 - i));
+    // A retried reservation from before the hand-over is still answered from memory, not counted again.
+    expect(await gate.reserve(tenant, 'createJob', 'r/0')).toEqual(answers[0]);
+    expect((await env.client.workflow.getHandle(workflowId).query<LedgerUsage>(USAGE_QUERY)).createJob.used).toBe(
+      answers.length,
+    );
+
+    await recordHistory(env.client, {
+      name: 'ledger-continue-as-new-suggested-first-run',
+      scenario: 'ledger: continue-as-new when the server suggests it',
+      server: 'dev-server',
+      workflowId,
+      runId: firstRunId,
+    });
+    await env.client.workflow.getHandle(workflowId).terminate('test done');
+  });
 });

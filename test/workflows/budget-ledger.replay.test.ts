@@ -1,7 +1,8 @@
 /**
- * The budget ledger replayed against histories built for what a test cannot
- * make a real server do: suggest continue-as-new, or carry a 2,000-event run.
- * Everything else about the ledger replays from recorded histories
+ * The budget ledger replayed against a history built for what a recording
+ * would make too big a fixture: a run that reaches its own 2,000-event bound.
+ * Everything else about the ledger (including the server's continue-as-new
+ * suggestion) replays from recorded histories
  * (recorded-histories.replay.test.ts). The builder copies a recorded ledger
  * run: update-with-start in the first task, the SDK's flags, one update id per
  * request. Each replay is also compared with the history (update results,
@@ -67,22 +68,6 @@ const state = (s: Partial<LedgerState>): LedgerState => ({
 });
 
 describe('budgetLedger replays of built histories', () => {
-  it('continues as new early when the server suggests it, cancelling the window timer and carrying its counts', async () => {
-    const grant = { granted: true as const, remaining: JOB_STATUS_LIMIT - 1 };
-    const { h, windowTimer } = ledgerStartedBy('wf-1/5/1', grant);
-    // The server's hint arrives on a workflow task that has something to do (here a signal).
-    const until = '2026-01-01T12:00:00.000Z';
-    h.signal('exhausted', { endpoint: 'jobStatus', until });
-    h.workflowTask({ suggestContinueAsNew: true }).cancelTimer(windowTimer);
-    const carried = state({
-      used: { jobStatus: 1 },
-      exhaustedUntil: { jobStatus: until },
-      answered: { 'wf-1/5/1': grant },
-    });
-    const done = await replayBuilt(h.continueAsNew([{ ...input, state: carried }]));
-    expect(done.continuedAsNew).toEqual([{ ...input, state: carried }]);
-  });
-
   it(`continues as new once its history passes ${LEDGER_MAX_HISTORY_EVENTS} events, carrying every grant`, async () => {
     const grants: [string, ReserveResult][] = [];
     const grant = (requestId: string): ReserveResult => {
