@@ -1,9 +1,8 @@
 /**
  * The nightlyImport workflow, replayed in the real SDK sandbox against
- * histories built for what the recorded nights (two nights of a feed on the
- * dev server, in test/workflows/histories/) do not cover: budget waits (the
- * ledger's Updates need the dev server, where a wait lasts until the reset),
- * pages of 200 objects, a server's continue-as-new hint. Each test states the
+ * histories built for what the recorded nights (test/workflows/histories/)
+ * do not cover: a feed of 600 objects (600 child imports on a server), and
+ * the server's continue-as-new hint at a page boundary. Each test states the
  * exact commands a night must produce, and the replay fails if the workflow's
  * commands differ in kind or order, or in what they carry (activity inputs,
  * child ids and inputs, timer durations, continue-as-new input, result).
@@ -41,7 +40,6 @@ async function replay(history: History): Promise<RunRecord> {
 }
 
 const idOf = (o: FeedObject) => feedObjectWorkflowId(FEED_ID, feed.bucket, o.key, o.etag);
-const childIds = (r: RunRecord) => r.children.map((c) => c.workflowId);
 
 const FEED_ID = 'accounts';
 const feed: NightlyFeed = {
@@ -83,39 +81,6 @@ function child(h: NightlyHistoryBuilder, o: FeedObject) {
 const tally = (t: Partial<NightlyTally>): NightlyTally => ({ ...emptyTally(), ...t });
 
 describe('nightlyImport replays', () => {
-  it('waits for the daily window to reset when the budget is spent, then starts the deferred object', async () => {
-    const o = object('2026-11-22.csv');
-    const h = night()
-      .activity('listFeedObjects', page([o]))
-      .activity('readBudgetUsage', { returns: budget(0) });
-    // The workflow sleeps from its clock (the last task's start) to the reset.
-    h.timer(Date.parse(RESET) - h.workflowClock).activity('readBudgetUsage', { returns: budget(1200) });
-    const ref = child(h, o);
-    h.childStarted(ref).childCompleted(ref, { jobId: 7, state: 'completed' });
-    const expected = tally({ started: 1, succeeded: 1, deferredForBudget: 1 });
-    const seen = await replay(h.completeWorkflow(expected));
-    expect(childIds(seen)).toEqual([idOf(o)]);
-    expect(seen.result).toEqual(expected);
-  });
-
-  it('starts only as many children as the remaining budget allows before waiting for the reset', async () => {
-    const [a, b] = [object('a.csv'), object('b.csv')];
-    const h = night()
-      .activity('listFeedObjects', page([a, b]))
-      .activity('readBudgetUsage', { returns: budget(1) });
-    const refA = child(h, a);
-    // One call left and one child running: nothing more until the child ends and the ledger is read again.
-    h.childStarted(refA).childCompleted(refA, { jobId: 1 });
-    h.activity('readBudgetUsage', { returns: budget(0) });
-    h.timer(Date.parse(RESET) - h.workflowClock).activity('readBudgetUsage', { returns: budget(1200) });
-    const refB = child(h, b);
-    h.childStarted(refB).childCompleted(refB, { jobId: 2 });
-    const expected = tally({ started: 2, succeeded: 2, deferredForBudget: 1 });
-    const seen = await replay(h.completeWorkflow(expected));
-    expect(childIds(seen)).toEqual([idOf(a), idOf(b)]);
-    expect(seen.result).toEqual(expected);
-  });
-
   it('continues as new at a page boundary when the server suggests it, after its children end, carrying tally and token', async () => {
     const o = object('a.csv');
     const h = night()
@@ -124,62 +89,7 @@ describe('nightlyImport replays', () => {
     const ref = child(h, o);
     // The page is done once the child has started; the server's hint arrives with that workflow task.
     h.childStarted(ref, { suggestContinueAsNew: true }).childCompleted(ref, { jobId: 1 });
-    const next = {
-      feedId: FEED_ID,
-      feed,
-      tally: tally({ started: 1, succeeded: 1 }),
-      continuationToken: 'token-2',
-      childStartsPerRun: CHILD_STARTS_PER_RUN,
-    };
-    const seen = await replay(h.continueAsNew([next]));
-    expect(seen.continuedAsNew).toEqual([next]);
-  });
-
-  it('lists the next page when the server does not suggest continue-as-new', async () => {
-    const [a, b] = [object('a.csv'), object('b.csv')];
-    const h = night()
-      .activity('listFeedObjects', page([a], 'token-2'))
-      .activity('readBudgetUsage', { returns: budget(100) });
-    const refA = child(h, a);
-    h.childStarted(refA).activity('listFeedObjects', page([b]));
-    const refB = child(h, b);
-    h.childStarted(refB).childCompleted(refA, { jobId: 1 }).childCompleted(refB, { jobId: 2 });
-    const seen = await replay(h.completeWorkflow(tally({ started: 2, succeeded: 2 })));
-    expect(seen.continuedAsNew).toBeUndefined();
-    expect(seen.result).toEqual(tally({ started: 2, succeeded: 2 }));
-  });
-
-  it('resumes from the carried token and tally after continue-as-new', async () => {
-    const o = object('z.csv');
-    const carried = tally({ started: 500, succeeded: 499, skippedAlreadyImported: 3, failedCount: 1 });
-    const h = night({ tally: carried, continuationToken: 'token-2' })
-      .activity('listFeedObjects', page([o]))
-      .activity('readBudgetUsage', { returns: budget(100) });
-    const ref = child(h, o);
-    h.childStarted(ref).childCompleted(ref, { jobId: 9 });
-    const seen = await replay(h.completeWorkflow({ ...carried, started: 501, succeeded: 500 }));
-    expect(seen.result).toEqual({ ...carried, started: 501, succeeded: 500 });
-  });
-
-  it('continues as new at the child-start threshold its own input carries, whatever the current default', async () => {
-    const serial = { ...feed, maxConcurrentImports: 1 };
-    const [a, b] = [object('a.csv'), object('b.csv')];
-    const h = night({ feed: serial, childStartsPerRun: 2 })
-      .activity('listFeedObjects', page([a], 'page-2'))
-      .activity('readBudgetUsage', { returns: budget(100) });
-    const refA = child(h, a);
-    h.childStarted(refA)
-      .activity('listFeedObjects', page([b], 'page-3'))
-      .childCompleted(refA, { jobId: 1 });
-    const refB = child(h, b);
-    h.childStarted(refB).childCompleted(refB, { jobId: 2 });
-    const next = {
-      feedId: FEED_ID,
-      feed: serial,
-      tally: tally({ started: 2, succeeded: 2 }),
-      continuationToken: 'page-3',
-      childStartsPerRun: CHILD_STARTS_PER_RUN,
-    };
+    const next = { feedId: FEED_ID, feed, tally: tally({ started: 1, succeeded: 1 }), continuationToken: 'token-2' };
     const seen = await replay(h.continueAsNew([next]));
     expect(seen.continuedAsNew).toEqual([next]);
   });
@@ -210,7 +120,6 @@ describe('nightlyImport replays', () => {
       feed: serial,
       tally: tally({ started: 600, succeeded: 600 }),
       continuationToken: 'page-4',
-      childStartsPerRun: CHILD_STARTS_PER_RUN,
     };
     const history = h.continueAsNew([next]);
     const seen = await replay(history);

@@ -11,14 +11,14 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import type { importFile } from '../../workflows/import-file.js';
-import type { AllActivities } from '../../workflows/policy/activity-contracts.js';
-import { pollTaskQueue, uploadTaskQueue } from '../../workflows/policy/budget-contracts.js';
+import type { ImportActivities } from '../../workflows/policy/activity-contracts.js';
+import { uploadTaskQueue } from '../../workflows/policy/budget-contracts.js';
 import type { ImportFileInput } from '../../workflows/policy/import-input.js';
 import { type ImportProgress, PROGRESS_QUERY } from '../../workflows/policy/import-workflow-contract.js';
 import type { FailureSpec } from './history-builder.js';
 import { importInput, inspected, jobCompleted, jobCreated, mappingsApplied, uploaded } from './import-fixtures.js';
 
-export type Step = keyof AllActivities;
+export type Step = keyof ImportActivities;
 export type Outcome = { returns: unknown } | { fails: FailureSpec };
 
 /** Activities that answer from a script, one outcome per call, and record what they were asked. */
@@ -31,9 +31,6 @@ export function scriptedActivities(script: Partial<Record<Step, Outcome[]>>) {
     uploadData: uploaded,
     awaitJobCompletion: jobCompleted,
     readBudgetUsage: {},
-    readImportStates: {},
-    listFeedObjects: { objects: [] },
-    countWindowSpend: { createJob: 0, submitData: 0, listJobs: 0 },
   };
   const answer = (step: Step) => async (input: unknown) => {
     calls.push({ step, input, taskQueue: Context.current().info.taskQueue });
@@ -45,7 +42,7 @@ export function scriptedActivities(script: Partial<Record<Step, Outcome[]>>) {
     return outcome.returns;
   };
   const steps = Object.keys(defaults) as Step[];
-  const activities = Object.fromEntries(steps.map((s) => [s, answer(s)])) as unknown as AllActivities;
+  const activities = Object.fromEntries(steps.map((s) => [s, answer(s)])) as unknown as ImportActivities;
   return { activities, calls, callsOf: (step: Step) => calls.filter((c) => c.step === step) };
 }
 
@@ -76,7 +73,7 @@ export class WorkflowHarness {
   }
 
   /** A worker for the main queue (workflows and short activities) serving `activities`. */
-  createWorker(taskQueue: string, activities: AllActivities): Promise<Worker> {
+  createWorker(taskQueue: string, activities: object): Promise<Worker> {
     return Worker.create({
       connection: this.env.nativeConnection,
       taskQueue,
@@ -85,8 +82,11 @@ export class WorkflowHarness {
     });
   }
 
-  /** Runs `body` with a workflow worker, an upload worker and a completion-poll worker, all serving `activities`. */
-  async withWorkers<T>(activities: AllActivities, body: (taskQueue: string) => Promise<T>): Promise<T> {
+  /** Runs `body` with a workflow worker and an upload worker, both serving `activities`. */
+  async withWorkers<T>(
+    activities: Pick<ImportActivities, 'uploadData'>,
+    body: (taskQueue: string) => Promise<T>,
+  ): Promise<T> {
     const taskQueue = this.nextTaskQueue();
     const main = await this.createWorker(taskQueue, activities);
     const uploads = await Worker.create({
@@ -94,12 +94,7 @@ export class WorkflowHarness {
       taskQueue: uploadTaskQueue(taskQueue),
       activities: { uploadData: activities.uploadData },
     });
-    const polls = await Worker.create({
-      connection: this.env.nativeConnection,
-      taskQueue: pollTaskQueue(taskQueue),
-      activities: { awaitJobCompletion: activities.awaitJobCompletion },
-    });
-    return main.runUntil(uploads.runUntil(polls.runUntil(body(taskQueue))));
+    return main.runUntil(uploads.runUntil(body(taskQueue)));
   }
 
   startImport(taskQueue: string, input: ImportFileInput = importInput): Promise<WorkflowHandle<typeof importFile>> {

@@ -21,6 +21,7 @@ export const RECORDING_TEST_FILES = [
   'test/workflows/real-server.test.ts',
   'test/workflows/budget-ledger.real-server.test.ts',
   'test/nightly/nightly-import.full-stack.real-server.test.ts',
+  'test/nightly/nightly-import.scripted.real-server.test.ts',
 ];
 
 const root = path.resolve(import.meta.dirname, '../..');
