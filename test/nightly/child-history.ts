@@ -41,7 +41,7 @@ export class NightlyHistoryBuilder extends HistoryBuilder {
   override activity(
     activityType: string,
     outcome: ActivityOutcome,
-    options: { input?: unknown; taskQueue?: string; tookMs?: number } = {},
+    options: { input?: unknown; taskQueue?: string } = {},
   ): this {
     const { feed } = this.night;
     let input = options.input;
@@ -94,7 +94,7 @@ export class NightlyHistoryBuilder extends HistoryBuilder {
     return { workflowId, workflowType, initiatedId };
   }
 
-  childStarted(ref: ChildRef, task: { suggestContinueAsNew?: boolean } = {}): this {
+  childStarted(ref: ChildRef): this {
     ref.startedId = this.write(
       'EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_STARTED',
       'childWorkflowExecutionStartedEventAttributes',
@@ -105,7 +105,7 @@ export class NightlyHistoryBuilder extends HistoryBuilder {
         workflowType: { name: ref.workflowType },
       },
     );
-    return this.workflowTask(task);
+    return this.workflowTask();
   }
 
   childCompleted(ref: ChildRef, result: unknown): this {

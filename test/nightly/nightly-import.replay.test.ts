@@ -1,8 +1,8 @@
 /**
  * The nightlyImport workflow, replayed in the real SDK sandbox against
  * histories built for what the recorded nights (test/workflows/histories/)
- * do not cover: a feed of 600 objects (600 child imports on a server), and
- * the server's continue-as-new hint at a page boundary. Each test states the
+ * do not cover: a feed of 600 objects (600 child imports on a server). Each
+ * test states the
  * exact commands a night must produce, and the replay fails if the workflow's
  * commands differ in kind or order, or in what they carry (activity inputs,
  * child ids and inputs, timer durations, continue-as-new input, result).
@@ -74,26 +74,9 @@ function page(objects: FeedObject[], nextContinuationToken?: string): { returns:
   return { returns: nextContinuationToken ? { objects, nextContinuationToken } : { objects } };
 }
 
-function child(h: NightlyHistoryBuilder, o: FeedObject) {
-  return h.initiateChild('importFile', idOf(o), importInputForObject(FEED_ID, feed, o));
-}
-
 const tally = (t: Partial<NightlyTally>): NightlyTally => ({ ...emptyTally(), ...t });
 
 describe('nightlyImport replays', () => {
-  it('continues as new at a page boundary when the server suggests it, after its children end, carrying tally and token', async () => {
-    const o = object('a.csv');
-    const h = night()
-      .activity('listFeedObjects', page([o], 'token-2'))
-      .activity('readBudgetUsage', { returns: budget(100) });
-    const ref = child(h, o);
-    // The page is done once the child has started; the server's hint arrives with that workflow task.
-    h.childStarted(ref, { suggestContinueAsNew: true }).childCompleted(ref, { jobId: 1 });
-    const next = { feedId: FEED_ID, feed, tally: tally({ started: 1, succeeded: 1 }), continuationToken: 'token-2' };
-    const seen = await replay(h.continueAsNew([next]));
-    expect(seen.continuedAsNew).toEqual([next]);
-  });
-
   it('keeps each run bounded for a large feed: continue-as-new at the first page boundary past 500 starts', async () => {
     const serial = { ...feed, maxConcurrentImports: 1 };
     const objects = Array.from({ length: 3 * LIST_PAGE_SIZE }, (_, i) => object(`${String(i).padStart(5, '0')}.csv`));

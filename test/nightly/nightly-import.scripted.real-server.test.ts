@@ -2,9 +2,10 @@
  * Nights whose listings and budget readings come from a script, run on real
  * Temporal servers with real importFile children (their import steps scripted
  * too): pages with continuation tokens, a run resumed from a carried token,
- * and budget waits until the window resets (on the time-skipping server,
- * where those hours pass at once; the nightly reads the budget through an
- * activity, so no ledger Update is involved).
+ * continue-as-new on the server's hint (a dev server configured to give it
+ * early), and budget waits until the window resets (on the time-skipping
+ * server, where those hours pass at once; the nightly reads the budget
+ * through an activity, so no ledger Update is involved).
  *
  * With RECORD_HISTORIES_DIR set (`npm run record:histories`), each night
  * writes its history as a replay fixture (test/workflows/recorded-histories.ts).
@@ -20,7 +21,12 @@ import type {
 } from '../../workflows/policy/activity-contracts.js';
 import { emptyTally, type NightlyImportInput, type NightlyTally } from '../../workflows/policy/nightly.js';
 import { createEnvironment, createTimeSkippingEnvironment } from '../support/temporal-server.js';
-import { bundleWorkflows, scriptedActivities, WorkflowHarness } from '../workflows/real-server-harness.js';
+import {
+  bundleWorkflows,
+  createEnvironmentSuggestingContinueAsNewAt,
+  scriptedActivities,
+  WorkflowHarness,
+} from '../workflows/real-server-harness.js';
 import { type RecordingServer, recordHistory } from '../workflows/recorded-histories.js';
 
 const feed: NightlyImportInput['feed'] = {
@@ -66,16 +72,12 @@ function scriptedNight(pages: Record<string, ListFeedObjectsResult>, budgets: Bu
   return { activities, listed, budgetReads: () => reads };
 }
 
-function onServer(server: RecordingServer, create: () => Promise<TestWorkflowEnvironment>) {
+function onServer(server: RecordingServer, create: () => Promise<TestWorkflowEnvironment>, prefix: string) {
   const ctx = {} as { harness: WorkflowHarness };
   let env: TestWorkflowEnvironment | undefined;
   beforeAll(async () => {
     env = await create();
-    ctx.harness = new WorkflowHarness(
-      env,
-      await bundleWorkflows(),
-      `night-${server === 'dev-server' ? 'dev' : 'skip'}`,
-    );
+    ctx.harness = new WorkflowHarness(env, await bundleWorkflows(), prefix);
   }, 120_000);
   afterAll(async () => {
     await env?.teardown();
@@ -89,20 +91,23 @@ function onServer(server: RecordingServer, create: () => Promise<TestWorkflowEnv
         workflowId: `${taskQueue}-night`,
         args: [{ feedId: 'accounts', feed, ...input }],
       });
+      const firstRunId = (await handle.describe()).runId;
       const result = await handle.result();
       await recordHistory(ctx.harness.env.client, {
         name,
         scenario: `nightly: ${name}`,
         server,
         workflowId: handle.workflowId,
+        runId: firstRunId,
       });
-      return result;
+      const firstRun = await ctx.harness.env.client.workflow.getHandle(handle.workflowId, firstRunId).describe();
+      return { result, firstRunStatus: firstRun.status.name };
     });
   return night;
 }
 
 describe('nightlyImport pages on the dev server', () => {
-  const night = onServer('dev-server', createEnvironment);
+  const night = onServer('dev-server', createEnvironment, 'night-dev');
 
   it('lists the next page with the continuation token and imports it in the same run', async () => {
     const script = scriptedNight(
@@ -112,7 +117,7 @@ describe('nightlyImport pages on the dev server', () => {
       },
       [],
     );
-    const result = await night('nightly-two-pages', script);
+    const { result } = await night('nightly-two-pages', script);
     expect(script.listed).toEqual([undefined, 'token-2']);
     expect(result).toEqual(tally({ started: 2, succeeded: 2 }));
   });
@@ -120,18 +125,21 @@ describe('nightlyImport pages on the dev server', () => {
   it('resumes from the carried token and tally', async () => {
     const carried = tally({ started: 500, succeeded: 499, skippedAlreadyImported: 3, failedCount: 1 });
     const script = scriptedNight({ 'token-2': { objects: [object('z.csv')] } }, []);
-    const result = await night('nightly-resumed-from-token', script, { tally: carried, continuationToken: 'token-2' });
+    const { result } = await night('nightly-resumed-from-token', script, {
+      tally: carried,
+      continuationToken: 'token-2',
+    });
     expect(script.listed).toEqual(['token-2']);
     expect(result).toEqual({ ...carried, started: 501, succeeded: 500 });
   });
 });
 
 describe('nightlyImport budget waits on the time-skipping server', () => {
-  const night = onServer('time-skipping-server', createTimeSkippingEnvironment);
+  const night = onServer('time-skipping-server', createTimeSkippingEnvironment, 'night-skip');
 
   it('waits for the daily window to reset when the budget is spent, then starts the deferred object', async () => {
     const script = scriptedNight({ first: { objects: [object('2026-11-22.csv')] } }, [budget(0), budget(1200)]);
-    const result = await night('nightly-budget-wait', script);
+    const { result } = await night('nightly-budget-wait', script);
     expect(result).toEqual(tally({ started: 1, succeeded: 1, deferredForBudget: 1 }));
   });
 
@@ -144,8 +152,26 @@ describe('nightlyImport budget waits on the time-skipping server', () => {
       budget(0),
       budget(1200),
     ]);
-    const result = await night('nightly-budget-runs-out', script);
+    const { result } = await night('nightly-budget-runs-out', script);
     expect(script.budgetReads()).toBe(4);
     expect(result).toEqual(tally({ started: 2, succeeded: 2, deferredForBudget: 1 }));
+  });
+});
+
+describe('nightlyImport on a dev server that suggests continue-as-new early', () => {
+  const night = onServer('dev-server', () => createEnvironmentSuggestingContinueAsNewAt(40), 'night-hint');
+
+  it('continues as new at a page boundary when the server suggests it, carrying tally and token', async () => {
+    const pages = {
+      first: { objects: [object('a.csv'), object('b.csv')], nextContinuationToken: 'token-2' },
+      'token-2': { objects: [object('c.csv'), object('d.csv')], nextContinuationToken: 'token-3' },
+      'token-3': { objects: [object('e.csv')] },
+    };
+    const script = scriptedNight(pages, []);
+    // The hint comes once the history holds 40 events, in the second page: the run ends at that page's end.
+    const { result, firstRunStatus } = await night('nightly-continued-at-hint', script);
+    expect(firstRunStatus).toBe('CONTINUED_AS_NEW');
+    expect(script.listed).toEqual([undefined, 'token-2', 'token-3']);
+    expect(result).toEqual(tally({ started: 5, succeeded: 5 }));
   });
 });

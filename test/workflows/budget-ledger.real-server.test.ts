@@ -11,11 +11,10 @@
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { tsToMs } from '@temporalio/common/lib/time.js';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TemporalBudgetGate } from '../../activities/budget/temporal-gate.js';
-import { findTemporalBinary } from '../../worker/temporal-binaries.js';
 import {
   type BudgetSettings,
   type LedgerInput,
@@ -29,7 +28,7 @@ import {
 import { nextResetMs } from '../../workflows/policy/budget-window.js';
 import { BUDGETED_ENDPOINTS, type BudgetedEndpoint } from '../../workflows/policy/endpoints.js';
 import { createEnvironment } from '../support/temporal-server.js';
-import { bundleWorkflows } from './real-server-harness.js';
+import { bundleWorkflows, createEnvironmentSuggestingContinueAsNewAt } from './real-server-harness.js';
 import { recordHistory } from './recorded-histories.js';
 
 const DAY_MS = 86_400_000;
@@ -200,14 +199,7 @@ describe('budget ledger on a dev server that suggests continue-as-new early', ()
   const taskQueue = `ledger-suggested-${process.pid}`;
 
   beforeAll(async () => {
-    // Its own dev server: the suggestion threshold is server configuration, which createEnvironment() does not take.
-    const found = findTemporalBinary('dev-server');
-    env = await TestWorkflowEnvironment.createLocal({
-      server: {
-        ...(found ? { executable: { type: 'existing-path', path: found.path } } : {}),
-        extraArgs: ['--dynamic-config-value', `limit.historyCount.suggestContinueAsNew=${SUGGEST_CONTINUE_AS_NEW_AT}`],
-      },
-    });
+    env = await createEnvironmentSuggestingContinueAsNewAt(SUGGEST_CONTINUE_AS_NEW_AT);
     worker = await Worker.create({
       connection: env.nativeConnection,
       taskQueue,

@@ -1,16 +1,16 @@
 /**
  * Builds Temporal histories (the JSON form `Worker.runReplayHistory` accepts)
- * for the few cases a real run cannot produce in a test (a server's
- * continue-as-new suggestion, a 2,000-event ledger run, a night of 600
- * children). Everything a real run can produce is recorded from a server
+ * for the few cases a recording would make too big (a 2,000-event ledger run,
+ * a night of 600 children). Everything else is recorded from a server
  * instead (recorded-histories.ts), and this builder copies what those
  * recordings show, so a built history replays as a recorded one does:
  * - every workflow task is SCHEDULED, STARTED, COMPLETED; a command event
  *   points at the COMPLETED that produced it; activity and timer ids are the
  *   SDK's per-kind sequence numbers ("1", "2", ...);
  * - the first COMPLETED carries the SDK's sdkMetadata (core flags 1-3, SDK
- *   name and version), and the first after a signal the lang flag 2, as the
- *   SDK writes them: without them a replay takes the SDK's older code paths;
+ *   name and version) as the SDK writes it: without it a replay takes the
+ *   SDK's older code paths (a recorded history also shows the lang flag 2 on
+ *   the first task after a signal; no built history has a signal);
  * - an update is accepted in the task it arrives with, its events in the
  *   order the SDK sends them (for update-with-start: UpdateAccepted, the
  *   first task's commands, UpdateCompleted), with ids that are never reused;
@@ -98,8 +98,6 @@ export class HistoryBuilder {
   private updateSeq = 0;
   private readonly updateIds = new Set<string>();
   private coreFlagsWritten = false;
-  private signalSinceLastTask = false;
-  private langFlagWritten = false;
   readonly taskQueue: string;
 
   constructor(private readonly options: HistoryOptions) {
@@ -119,11 +117,6 @@ export class HistoryBuilder {
     this.workflowTask();
   }
 
-  /** The workflow clock at the last event. */
-  get now(): number {
-    return this.nowMs;
-  }
-
   /** The workflow clock now: the time of the last WORKFLOW_TASK_STARTED event. */
   get workflowClock(): number {
     const started = [...this.events].reverse().find((e) => e.eventType === 'EVENT_TYPE_WORKFLOW_TASK_STARTED');
@@ -135,20 +128,8 @@ export class HistoryBuilder {
     return this.events.length;
   }
 
-  /** Lets time pass before the next event (an activity that runs long, a wait). */
-  advance(ms: number): this {
-    this.nowMs += ms;
-    return this;
-  }
-
-  /** Moves the clock to an instant (never backwards). */
-  advanceTo(iso: string): this {
-    this.nowMs = Math.max(this.nowMs, Date.parse(iso));
-    return this;
-  }
-
-  /** `suggestContinueAsNew`: the server's hint that the history is getting large. */
-  workflowTask(options: { suggestContinueAsNew?: boolean } = {}): this {
+  /** One workflow task: scheduled, started (the workflow clock), completed. */
+  workflowTask(): this {
     const scheduledId = this.push('EVENT_TYPE_WORKFLOW_TASK_SCHEDULED', 'workflowTaskScheduledEventAttributes', {
       taskQueue: this.queue(this.taskQueue),
       startToCloseTimeout: '10s',
@@ -158,7 +139,6 @@ export class HistoryBuilder {
       scheduledEventId: String(scheduledId),
       identity: 'history-builder',
       requestId: `wft-${scheduledId}`,
-      ...(options.suggestContinueAsNew ? { suggestContinueAsNew: true } : {}),
     });
     this.lastCompletedId = this.push('EVENT_TYPE_WORKFLOW_TASK_COMPLETED', 'workflowTaskCompletedEventAttributes', {
       scheduledEventId: String(scheduledId),
@@ -177,11 +157,6 @@ export class HistoryBuilder {
       Object.assign(metadata, { coreUsedFlags: [1, 2, 3], sdkName: 'temporal-typescript', sdkVersion: SDK_VERSION });
       this.coreFlagsWritten = true;
     }
-    if (this.signalSinceLastTask && !this.langFlagWritten) {
-      metadata.langUsedFlags = [2];
-      this.langFlagWritten = true;
-    }
-    this.signalSinceLastTask = false;
     return metadata;
   }
 
@@ -234,15 +209,14 @@ export class HistoryBuilder {
     return this;
   }
 
-  /** The common case: the last workflow task scheduled it, it ran (for `tookMs`), and its result woke the workflow. */
+  /** The common case: the last workflow task scheduled it, it ran, and its result woke the workflow. */
   activity(
     activityType: string,
     outcome: ActivityOutcome,
-    options: { input?: unknown; taskQueue?: string; tookMs?: number } = {},
+    options: { input?: unknown; taskQueue?: string } = {},
   ): this {
     const ref = this.scheduleActivity(activityType, options);
     this.startActivity(ref);
-    this.advance(options.tookMs ?? 0);
     return this.closeActivity(ref, outcome).workflowTask();
   }
 
@@ -256,37 +230,12 @@ export class HistoryBuilder {
     return { timerId, startedId };
   }
 
-  fireTimer(ref: TimerRef): this {
-    this.push('EVENT_TYPE_TIMER_FIRED', 'timerFiredEventAttributes', {
-      timerId: ref.timerId,
-      startedEventId: String(ref.startedId),
-    });
-    return this;
-  }
-
   /** A timer the workflow cancelled (a condition that came true before its timeout). */
   cancelTimer(ref: TimerRef): this {
     this.push('EVENT_TYPE_TIMER_CANCELED', 'timerCanceledEventAttributes', {
       timerId: ref.timerId,
       startedEventId: String(ref.startedId),
       workflowTaskCompletedEventId: String(this.lastCompletedId),
-      identity: 'history-builder',
-    });
-    return this;
-  }
-
-  /** A durable sleep of `ms`: the timer starts, the time passes, it fires and wakes the workflow. */
-  timer(ms: number): this {
-    const ref = this.startTimer(ms);
-    this.advance(ms);
-    return this.fireTimer(ref).workflowTask();
-  }
-
-  signal(signalName: string, ...args: unknown[]): this {
-    this.signalSinceLastTask = true;
-    this.push('EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED', 'workflowExecutionSignaledEventAttributes', {
-      signalName,
-      input: payloads(args),
       identity: 'history-builder',
     });
     return this;
@@ -335,23 +284,6 @@ export class HistoryBuilder {
   update(name: string, args: unknown[], result: unknown, updateId?: string): this {
     this.workflowTask();
     return this.completeUpdate(this.acceptUpdate(name, args, updateId), result);
-  }
-
-  completeWorkflow(result: unknown): History {
-    this.push('EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED', 'workflowExecutionCompletedEventAttributes', {
-      result: payloads([result]),
-      workflowTaskCompletedEventId: String(this.lastCompletedId),
-    });
-    return this.build();
-  }
-
-  failWorkflow(failure: FailureSpec): History {
-    this.push('EVENT_TYPE_WORKFLOW_EXECUTION_FAILED', 'workflowExecutionFailedEventAttributes', {
-      failure: failureJson(failure),
-      retryState: 'RETRY_STATE_RETRY_POLICY_NOT_SET',
-      workflowTaskCompletedEventId: String(this.lastCompletedId),
-    });
-    return this.build();
   }
 
   continueAsNew(args: unknown[]): History {

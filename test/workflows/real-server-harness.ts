@@ -8,8 +8,9 @@ import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
+import { findTemporalBinary } from '../../worker/temporal-binaries.js';
 import type { importFile } from '../../workflows/import-file.js';
 import type { ImportActivities } from '../../workflows/policy/activity-contracts.js';
 import { uploadTaskQueue } from '../../workflows/policy/budget-contracts.js';
@@ -47,6 +48,21 @@ export function scriptedActivities(script: Partial<Record<Step, Outcome[]>>) {
 }
 
 export const failure = (type: string, message: string): FailureSpec => ({ type, message });
+
+/**
+ * A dev server of its own that suggests continue-as-new once a history holds
+ * `events` events (the default is 4,096): server configuration, which
+ * test/support's createEnvironment() does not take.
+ */
+export function createEnvironmentSuggestingContinueAsNewAt(events: number): Promise<TestWorkflowEnvironment> {
+  const found = findTemporalBinary('dev-server');
+  return TestWorkflowEnvironment.createLocal({
+    server: {
+      ...(found ? { executable: { type: 'existing-path', path: found.path } } : {}),
+      extraArgs: ['--dynamic-config-value', `limit.historyCount.suggestContinueAsNew=${events}`],
+    },
+  });
+}
 
 /** The product's workflow bundle, built once per test file. */
 export async function bundleWorkflows(): Promise<string> {
