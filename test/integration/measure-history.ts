@@ -111,9 +111,9 @@ async function main(): Promise<void> {
     rows.push(await measure('with mappings, cold worker and ledger', input('cold', true)));
     rows.push(await measure('with mappings, warm', input('warm', true)));
     rows.push(await measure('without mappings, warm', input('no mappings', false)));
-    // One budget wait: the service said createJob is spent for 5 s; the import waits for the window (>= 1 min).
-    const gate = new TemporalBudgetGate({ client: env.client, taskQueue, settings: config.budget });
-    await gate.reportExhausted(TENANT, 'createJob', new Date(Date.now() + 5_000).toISOString());
+    // One budget wait: the service said 429 to createJob with a Retry-After of 5 s; the import waits (>= 1 min).
+    const gate = new TemporalBudgetGate({ client: env.client, taskQueue, tenant: TENANT, settings: config.budget });
+    await gate.reportDailyLimit({ endpoint: 'createJob', requestId: 'measure-429', retryAfterMs: 5_000 });
     process.stdout.write('measuring an import with one budget wait (one to two minutes) ...\n');
     rows.push(await measure('with mappings, one budget wait', input('budget wait', true)));
     print(rows);

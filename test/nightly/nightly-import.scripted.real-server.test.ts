@@ -38,6 +38,7 @@ const feed: NightlyImportInput['feed'] = {
   tenant: 'acme',
 };
 
+/** Child ids derive from bucket, key and ETag alone: each test on a server names objects of its own. */
 function object(name: string): FeedObject {
   return { key: `accounts/${name}`, etag: `etag-${name}`, sizeBytes: 100, lastModified: '2026-11-21T23:00:00.000Z' };
 }
@@ -120,6 +121,20 @@ describe('nightlyImport pages on the dev server', () => {
     const { result } = await night('nightly-two-pages', script);
     expect(script.listed).toEqual([undefined, 'token-2']);
     expect(result).toEqual(tally({ started: 2, succeeded: 2 }));
+  });
+
+  it('continues as new at the child-start threshold its own input carries, whatever the current default', async () => {
+    const pages = {
+      first: { objects: [object('t1.csv')], nextContinuationToken: 'token-2' },
+      'token-2': { objects: [object('t2.csv')], nextContinuationToken: 'token-3' },
+      'token-3': { objects: [object('t3.csv')] },
+    };
+    const script = scriptedNight(pages, []);
+    const input = { feed: { ...feed, maxConcurrentImports: 1 }, childStartsPerRun: 2 };
+    const { result, firstRunStatus } = await night('nightly-threshold-from-input', script, input);
+    expect(firstRunStatus).toBe('CONTINUED_AS_NEW');
+    expect(script.listed).toEqual([undefined, 'token-2', 'token-3']);
+    expect(result).toEqual(tally({ started: 3, succeeded: 3 }));
   });
 
   it('resumes from the carried token and tally', async () => {

@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TemporalBudgetGate } from '../../activities/budget/temporal-gate.js';
 import {
   type BudgetSettings,
+  EXHAUSTED_SIGNAL,
   type LedgerInput,
   type LedgerUsage,
   ledgerWorkflowId,
@@ -37,13 +38,17 @@ const limits = Object.fromEntries(
   Object.entries(BUDGETED_ENDPOINTS).map(([n, e]) => [n, e.defaultDailyLimit]),
 ) as Record<BudgetedEndpoint, number>;
 
+/** A new ledger reads what the service counted in its window: here, nothing yet. */
+const nothingSpent = { countWindowSpend: async () => ({ createJob: 0, submitData: 0, listJobs: 0 }) };
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Settings whose daily reset is the next whole minute at least 10 s away (so a test can act before it). */
 function resetSoon(nowMs = Date.now()): { settings: BudgetSettings; resetAtMs: number } {
   const resetAtMs = Math.ceil((nowMs + 10_000) / MINUTE_MS) * MINUTE_MS;
   const resetMinuteUtc = Math.round((resetAtMs % DAY_MS) / MINUTE_MS);
-  const settings = { limits, headroomPercent: 0, resetMinuteUtc };
+  // The ledger stops granting shortly before a reset (5 min by default): 1 s here, so the window can close in a test.
+  const settings = { limits, headroomPercent: 0, resetMinuteUtc, stopGrantingBeforeResetMs: 1_000 };
   if (nextResetMs(nowMs, resetMinuteUtc) !== resetAtMs) throw new Error('resetSoon: the window policy disagrees');
   return { settings, resetAtMs };
 }
@@ -72,8 +77,14 @@ describe('budget ledger on the dev server', () => {
   });
 
   const ledgerWorker = (queue: string) =>
-    Worker.create({ connection: env.nativeConnection, taskQueue: queue, workflowBundle: { code } });
-  const gateWith = (settings: BudgetSettings) => new TemporalBudgetGate({ client: env.client, taskQueue, settings });
+    Worker.create({
+      connection: env.nativeConnection,
+      taskQueue: queue,
+      workflowBundle: { code },
+      activities: nothingSpent,
+    });
+  const gateWith = (tenant: string, settings: BudgetSettings) =>
+    new TemporalBudgetGate({ client: env.client, taskQueue, tenant, settings });
   const tenantFor = (name: string) => `${name}-${process.pid}`;
   const record = (name: string, scenario: string, workflowId: string, runId?: string) =>
     recordHistory(env.client, { name, scenario, server: 'dev-server', workflowId, runId });
@@ -91,11 +102,11 @@ describe('budget ledger on the dev server', () => {
 
   it('grants once per requestId, rejects unknown endpoints, and honours the exhausted signal', async () => {
     const tenant = tenantFor('grants');
-    const gate = gateWith({ limits, headroomPercent: 0, resetMinuteUtc: 0 });
-    const first = await gate.reserve(tenant, 'createJob', 'wf/1/1');
+    const gate = gateWith(tenant, { limits, headroomPercent: 0, resetMinuteUtc: 0 });
+    const first = await gate.reserve('createJob', 'wf/1/1');
     expect(first).toEqual({ granted: true, remaining: 1199 });
     // A retried RPC: the same update id, answered by the server from the first update.
-    expect(await gate.reserve(tenant, 'createJob', 'wf/1/1')).toEqual(first);
+    expect(await gate.reserve('createJob', 'wf/1/1')).toEqual(first);
     // A retried activity with a new update id: the ledger remembers the requestId.
     const handle = env.client.workflow.getHandle(ledgerWorkflowId(tenant));
     const reserve = (request: ReserveRequest) =>
@@ -104,9 +115,9 @@ describe('budget ledger on the dev server', () => {
     await expect(
       reserve({ endpoint: 'getFieldMappings' as BudgetedEndpoint, requestId: 'wf/1/2' }),
     ).rejects.toBeInstanceOf(WorkflowUpdateFailedError);
-    const until = new Date(Date.now() + 3_600_000).toISOString();
-    await gate.reportExhausted(tenant, 'submitData', until);
-    expect(await gate.reserve(tenant, 'submitData', 'wf/1/3')).toEqual({ granted: false, resetsAt: until });
+    // The service said 429 with a Retry-After of an hour: nothing is granted on that endpoint until then.
+    const until = await gate.reportDailyLimit({ endpoint: 'submitData', requestId: 'wf/1/3', retryAfterMs: 3_600_000 });
+    expect(await gate.reserve('submitData', 'wf/1/4')).toEqual({ granted: false, resetsAt: until });
     const usage = await handle.query<LedgerUsage>(USAGE_QUERY);
     expect(usage.createJob).toMatchObject({ used: 1, limit: 1200, remaining: 1199 });
     expect(usage.submitData).toMatchObject({ used: 0, exhaustedUntil: until });
@@ -116,10 +127,11 @@ describe('budget ledger on the dev server', () => {
 
   it.concurrent('starts a fresh window at the reset by continuing as new', async ({ expect }) => {
     const tenant = tenantFor('window');
-    const gate = gateWith(soon.settings);
+    const gate = gateWith(tenant, soon.settings);
     const workflowId = ledgerWorkflowId(tenant);
-    expect(await gate.reserve(tenant, 'createJob', 'before-reset')).toEqual({ granted: true, remaining: 1199 });
-    await gate.reportExhausted(tenant, 'jobStatus', new Date(soon.resetAtMs).toISOString());
+    expect(await gate.reserve('createJob', 'before-reset')).toEqual({ granted: true, remaining: 1199 });
+    const until = new Date(soon.resetAtMs).toISOString();
+    await env.client.workflow.getHandle(workflowId).signal(EXHAUSTED_SIGNAL, { endpoint: 'jobStatus', until });
     const firstRunId = await currentRunId(workflowId);
     const nextRunId = await nextRunAfter(workflowId, firstRunId);
 
@@ -128,7 +140,7 @@ describe('budget ledger on the dev server', () => {
     expect(Date.parse(usage.createJob.resetsAt)).toBe(soon.resetAtMs + DAY_MS);
     // The exhaustion ended at the reset: the new window grants the endpoint again.
     expect(usage.jobStatus.exhaustedUntil).toBeUndefined();
-    expect(await gate.reserve(tenant, 'jobStatus', 'after-reset')).toEqual({ granted: true, remaining: 3599 });
+    expect(await gate.reserve('jobStatus', 'after-reset')).toEqual({ granted: true, remaining: 3599 });
 
     const scenario = 'ledger: a fresh window at the reset, by continuing as new';
     await record('ledger-window-reset-first-run', scenario, workflowId, firstRunId);
@@ -140,18 +152,18 @@ describe('budget ledger on the dev server', () => {
     expect,
   }) => {
     const tenant = tenantFor('in-flight');
-    const gate = gateWith(soon.settings);
+    const gate = gateWith(tenant, soon.settings);
     const workflowId = ledgerWorkflowId(tenant);
-    await gate.reserve(tenant, 'createJob', 'opening');
+    await gate.reserve('createJob', 'opening');
     const firstRunId = await currentRunId(workflowId);
-    // Six callers reserve back to back from 1 s before the reset to 1.5 s after it, each request once.
+    // Six callers reserve back to back from 3 s before the reset to 1.5 s after it, each request once.
     // Those that reach the first run while it closes are refused by the server and retried by the client
     // on the next run; those that reach it after the reset, before it closes, count in the new window.
-    await sleep(soon.resetAtMs - 1_000 - Date.now());
+    await sleep(soon.resetAtMs - 3_000 - Date.now());
     const answers: ReserveResult[] = [];
     const caller = async (n: number) => {
       for (let i = 0; Date.now() < soon.resetAtMs + 1_500; i++) {
-        answers.push(await gate.reserve(tenant, 'createJob', `caller-${n}/${i}`));
+        answers.push(await gate.reserve('createJob', `caller-${n}/${i}`));
         await sleep(30);
       }
     };
@@ -172,8 +184,10 @@ describe('budget ledger on the dev server', () => {
     expect((carried as LedgerInput).state?.used.createJob ?? 0).toBe(answeredAfterReset);
 
     const usage = await env.client.workflow.getHandle(workflowId).query<LedgerUsage>(USAGE_QUERY);
-    const grants = [{ granted: true, remaining: 1199 }, ...answers];
-    expect(grants.every((a) => a.granted)).toBe(true);
+    // In the last second before the reset the ledger refuses, naming the reset; nothing refused is counted.
+    const refusals = answers.filter((a) => !a.granted);
+    expect(refusals.every((a) => a.resetsAt === new Date(soon.resetAtMs).toISOString())).toBe(true);
+    const grants = [{ granted: true, remaining: 1199 }, ...answers.filter((a) => a.granted)];
     // Grants of one window count down from 1199 without a gap or a repeat; the new window's count is `used`.
     const inNewWindow = usage.createJob.used;
     const inOldWindow = grants.length - inNewWindow;
@@ -204,6 +218,7 @@ describe('budget ledger on a dev server that suggests continue-as-new early', ()
       connection: env.nativeConnection,
       taskQueue,
       workflowBundle: { code: await bundleWorkflows() },
+      activities: nothingSpent,
     });
     running = worker.run();
   }, 120_000);
@@ -220,14 +235,15 @@ describe('budget ledger on a dev server that suggests continue-as-new early', ()
     const gate = new TemporalBudgetGate({
       client: env.client,
       taskQueue,
+      tenant,
       settings: { limits, headroomPercent: 0, resetMinuteUtc: 0 },
     });
-    const answers: ReserveResult[] = [await gate.reserve(tenant, 'createJob', 'r/0')];
+    const answers: ReserveResult[] = [await gate.reserve('createJob', 'r/0')];
     const firstRunId = (await env.client.workflow.getHandle(workflowId).describe()).runId;
     const firstRun = env.client.workflow.getHandle(workflowId, firstRunId);
     // Five events a reservation: the hint comes after about eight; stop at 100 if it never does.
     for (let i = 1; i < 100 && (await firstRun.describe()).status.name === 'RUNNING'; i++) {
-      answers.push(await gate.reserve(tenant, 'createJob', `r/${i}`));
+      answers.push(await gate.reserve('createJob', `r/${i}`));
     }
     expect((await firstRun.describe()).status.name).toBe('CONTINUED_AS_NEW');
     // Far below the ledger's own bound: the server's hint ended the run.
@@ -238,7 +254,7 @@ describe('budget ledger on a dev server that suggests continue-as-new early', ()
     expect(usage.createJob.used).toBe(answers.length);
     expect(answers.map((a) => (a.granted ? a.remaining : -1))).toEqual(answers.map((_, i) => 1199 - i));
     // A retried reservation from before the hand-over is still answered from memory, not counted again.
-    expect(await gate.reserve(tenant, 'createJob', 'r/0')).toEqual(answers[0]);
+    expect(await gate.reserve('createJob', 'r/0')).toEqual(answers[0]);
     expect((await env.client.workflow.getHandle(workflowId).query<LedgerUsage>(USAGE_QUERY)).createJob.used).toBe(
       answers.length,
     );

@@ -1,6 +1,9 @@
 /**
- * The budget ledger replayed against a history built for what a recording
- * would make too big a fixture: a run that reaches its own 2,000-event bound.
+ * The budget ledger replayed against histories built for what a recording
+ * would make too big a fixture: runs that reach their own 1,500- or
+ * 2,000-event bound. Built without patch markers, they are runs of the
+ * ledger as it was before its patches (no seeding from the service's record,
+ * one timer to the window's end), which today's code must still replay.
  * Everything else about the ledger (including the server's continue-as-new
  * suggestion) replays from recorded histories
  * (recorded-histories.replay.test.ts). The builder copies a recorded ledger
@@ -10,16 +13,16 @@
  */
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { LEDGER_MAX_HISTORY_EVENTS } from '../../workflows/budget-ledger.js';
-import type {
-  BudgetSettings,
-  LedgerInput,
-  LedgerState,
-  ReserveResult,
+import {
+  type BudgetSettings,
+  LEDGER_MAX_HISTORY_EVENTS,
+  type LedgerInput,
+  type LedgerState,
+  type ReserveResult,
 } from '../../workflows/policy/budget-contracts.js';
 import { BUDGETED_ENDPOINTS, type BudgetedEndpoint } from '../../workflows/policy/endpoints.js';
 import { type History, HistoryBuilder } from './history-builder.js';
-import { bundleForReplay, recordOfHistory, replay } from './replay.js';
+import { asHistoryHoldsIt, bundleForReplay, recordOfHistory, replay } from './replay.js';
 
 let code: string;
 
@@ -46,13 +49,14 @@ const JOB_STATUS_LIMIT = 3240;
 /** Replays `history` and checks that the code did what it records; returns what the code did. */
 async function replayBuilt(history: History) {
   const done = await replay(code, history, WORKFLOW_ID);
-  expect(done).toEqual(recordOfHistory(history));
+  const recorded = recordOfHistory(history);
+  expect(asHistoryHoldsIt(done, recorded)).toEqual(recorded);
   return done;
 }
 
 /** A ledger started by update-with-start, as TemporalBudgetGate starts it: the first task grants and sets the window timer. */
-function ledgerStartedBy(requestId: string, grant: ReserveResult) {
-  const h = new HistoryBuilder({ workflowType: 'budgetLedger', args: [input], startTime: START });
+function ledgerStartedBy(requestId: string, grant: ReserveResult, startInput: LedgerInput = input) {
+  const h = new HistoryBuilder({ workflowType: 'budgetLedger', args: [startInput], startTime: START });
   const first = h.acceptUpdate('reserve', [{ endpoint: 'jobStatus', requestId }], requestId);
   const windowTimer = h.startTimer(MIDNIGHT_MS - h.workflowClock);
   h.completeUpdate(first, grant);
@@ -68,15 +72,16 @@ const state = (s: Partial<LedgerState>): LedgerState => ({
 });
 
 describe('budgetLedger replays of built histories', () => {
-  it(`continues as new once its history passes ${LEDGER_MAX_HISTORY_EVENTS} events, carrying every grant`, async () => {
+  /** A ledger that grants until its history passes `threshold` events, then continues as new carrying every grant. */
+  async function runToThreshold(startInput: LedgerInput, threshold: number) {
     const grants: [string, ReserveResult][] = [];
     const grant = (requestId: string): ReserveResult => {
       const result = { granted: true as const, remaining: JOB_STATUS_LIMIT - grants.length - 1 };
       grants.push([requestId, result]);
       return result;
     };
-    const { h, windowTimer } = ledgerStartedBy('wf-0/1/1', grant('wf-0/1/1'));
-    for (let n = 1; h.length + 2 <= LEDGER_MAX_HISTORY_EVENTS; n++) {
+    const { h, windowTimer } = ledgerStartedBy('wf-0/1/1', grant('wf-0/1/1'), startInput);
+    for (let n = 1; h.length + 2 <= threshold; n++) {
       const requestId = `wf-${n}/1/1`;
       h.update('reserve', [{ endpoint: 'jobStatus', requestId }], grant(requestId), requestId);
     }
@@ -84,10 +89,21 @@ describe('budgetLedger replays of built histories', () => {
     h.update('reserve', [{ endpoint: 'jobStatus', requestId: 'last' }], grant('last'), 'last');
     h.cancelTimer(windowTimer);
     const carried = state({ used: { jobStatus: grants.length }, answered: Object.fromEntries(grants) });
-    const history = h.continueAsNew([{ ...input, state: carried }]);
-    expect(history.events.length).toBeGreaterThan(LEDGER_MAX_HISTORY_EVENTS);
+    // The next run always gets today's threshold.
+    const next = { tenant: input.tenant, settings, state: carried, maxHistoryEvents: LEDGER_MAX_HISTORY_EVENTS };
+    const history = h.continueAsNew([next]);
+    expect(history.events.length).toBeGreaterThan(threshold);
     const done = await replayBuilt(history);
     expect(done.updates).toHaveLength(grants.length);
+    expect(done.continuedAsNew).toEqual([next]);
+  }
+
+  it(`a run started before the threshold travelled in the input continues as new past ${LEDGER_MAX_HISTORY_EVENTS} events, carrying every grant`, async () => {
+    await runToThreshold(input, 2_000);
+  });
+
+  it("a run continues as new at the threshold its own input carries, whatever the code's current default", async () => {
+    await runToThreshold({ ...input, maxHistoryEvents: 1_500 }, 1_500);
   });
 
   it('a history that continues as new before the window ends fails with DeterminismViolationError', async () => {

@@ -12,14 +12,14 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { findTemporalBinary } from '../../worker/temporal-binaries.js';
 import type { importFile } from '../../workflows/import-file.js';
-import type { ImportActivities } from '../../workflows/policy/activity-contracts.js';
-import { uploadTaskQueue } from '../../workflows/policy/budget-contracts.js';
+import type { AllActivities } from '../../workflows/policy/activity-contracts.js';
+import { pollTaskQueue, uploadTaskQueue } from '../../workflows/policy/budget-contracts.js';
 import type { ImportFileInput } from '../../workflows/policy/import-input.js';
 import { type ImportProgress, PROGRESS_QUERY } from '../../workflows/policy/import-workflow-contract.js';
 import type { FailureSpec } from './history-builder.js';
 import { importInput, inspected, jobCompleted, jobCreated, mappingsApplied, uploaded } from './import-fixtures.js';
 
-export type Step = keyof ImportActivities;
+export type Step = keyof AllActivities;
 export type Outcome = { returns: unknown } | { fails: FailureSpec };
 
 /** Activities that answer from a script, one outcome per call, and record what they were asked. */
@@ -32,6 +32,9 @@ export function scriptedActivities(script: Partial<Record<Step, Outcome[]>>) {
     uploadData: uploaded,
     awaitJobCompletion: jobCompleted,
     readBudgetUsage: {},
+    readImportStates: {},
+    listFeedObjects: { objects: [] },
+    countWindowSpend: { createJob: 0, submitData: 0, listJobs: 0 },
   };
   const answer = (step: Step) => async (input: unknown) => {
     calls.push({ step, input, taskQueue: Context.current().info.taskQueue });
@@ -43,7 +46,7 @@ export function scriptedActivities(script: Partial<Record<Step, Outcome[]>>) {
     return outcome.returns;
   };
   const steps = Object.keys(defaults) as Step[];
-  const activities = Object.fromEntries(steps.map((s) => [s, answer(s)])) as unknown as ImportActivities;
+  const activities = Object.fromEntries(steps.map((s) => [s, answer(s)])) as unknown as AllActivities;
   return { activities, calls, callsOf: (step: Step) => calls.filter((c) => c.step === step) };
 }
 
@@ -98,9 +101,9 @@ export class WorkflowHarness {
     });
   }
 
-  /** Runs `body` with a workflow worker and an upload worker, both serving `activities`. */
+  /** Runs `body` with a workflow worker, an upload worker and a completion-poll worker, all serving `activities`. */
   async withWorkers<T>(
-    activities: Pick<ImportActivities, 'uploadData'>,
+    activities: Pick<AllActivities, 'uploadData' | 'awaitJobCompletion'>,
     body: (taskQueue: string) => Promise<T>,
   ): Promise<T> {
     const taskQueue = this.nextTaskQueue();
@@ -110,7 +113,12 @@ export class WorkflowHarness {
       taskQueue: uploadTaskQueue(taskQueue),
       activities: { uploadData: activities.uploadData },
     });
-    return main.runUntil(uploads.runUntil(body(taskQueue)));
+    const polls = await Worker.create({
+      connection: this.env.nativeConnection,
+      taskQueue: pollTaskQueue(taskQueue),
+      activities: { awaitJobCompletion: activities.awaitJobCompletion },
+    });
+    return main.runUntil(uploads.runUntil(polls.runUntil(body(taskQueue))));
   }
 
   startImport(taskQueue: string, input: ImportFileInput = importInput): Promise<WorkflowHandle<typeof importFile>> {
