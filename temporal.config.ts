@@ -125,7 +125,7 @@ export interface Config extends ClientConfig {
     maxConcurrentPolls: number;
     /** 0 turns the Prometheus endpoint off. */
     metricsPort: number;
-    /** A prebuilt workflow bundle (npm run build:workflows); absent: the one beside the compiled code, else bundled from source. */
+    /** A prebuilt workflow bundle; absent: the one npm run build wrote beside the compiled worker, else bundled from source. */
     workflowBundlePath?: string;
     /** How long a starting worker keeps retrying to reach Temporal; 0 tries once. */
     connectTimeoutMs: number;

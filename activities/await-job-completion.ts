@@ -1,10 +1,11 @@
 /**
  * The awaitJobCompletion activity: polls the job on the spec's schedule
  * (5 s, 10 s, 20 s, 40 s, then every 60 s, with jitter) until it is
- * `completed` or `failed` (in any case), or the overall limit passes. A state
- * the spec does not name fails the step (UnexpectedJobState), so that it shows
- * in the workflow's progress instead of a silent wait until the limit. One
- * long activity rather than a timer per poll keeps the history small; it
+ * `completed` or `failed` (in any case), or the overall limit passes (decided
+ * after a poll, never before: a job may have finished during a long wait). A
+ * state the spec does not name fails the step (UnexpectedJobState), so that it
+ * shows in the workflow's progress instead of a silent wait until the limit.
+ * One long activity rather than a timer per poll keeps the history small; it
  * heartbeats its progress (also while sleeping, so that cancellation reaches
  * it) and a retry resumes at the poll index it had reached.
  */
@@ -22,7 +23,7 @@ import { ServiceCalls, type ServiceCallsDeps } from './service-calls.js';
 
 /** What this activity needs of the service client. */
 export interface JobStatusService {
-  getJob(jobId: number, options?: CallOptions): Promise<ImportJob>;
+  getJob(jobId: string, options?: CallOptions): Promise<ImportJob>;
 }
 
 export interface AwaitJobCompletionDeps extends ServiceCallsDeps {
@@ -66,18 +67,14 @@ export function makeAwaitJobCompletion(deps: AwaitJobCompletionDeps) {
     let polls = 0;
     beat();
     for (;;) {
-      const remainingMs = deadlineMs - now();
-      if (remainingMs <= 0) {
-        throw failure(
-          'JobTimedOut',
-          `import job ${jobId} did not finish within ${timeoutMs} ms of ${progress.waitingSince}; its last state was ${progress.lastState}`,
-          { jobId, lastState: progress.lastState, waitingSince: progress.waitingSince, timeoutMs },
-        );
-      }
-      // The last sleep is cut at the deadline, so the final poll happens at it rather than after it.
-      const delayMs = Math.min(
-        pollDelayMs(progress.pollIndex, deps.poll.scheduleMs, deps.poll.jitterRatio, deps.random),
-        remainingMs,
+      // The last sleep is cut at the deadline, so the final poll happens at it rather than after it;
+      // a deadline already past (after a long budget wait) still gets one poll.
+      const delayMs = Math.max(
+        0,
+        Math.min(
+          pollDelayMs(progress.pollIndex, deps.poll.scheduleMs, deps.poll.jitterRatio, deps.random),
+          deadlineMs - now(),
+        ),
       );
       for (let slept = 0; slept < delayMs; slept += sliceMs) {
         await ctx.sleep(Math.min(sliceMs, delayMs - slept));
@@ -100,6 +97,14 @@ export function makeAwaitJobCompletion(deps: AwaitJobCompletionDeps) {
           'JobFailed',
           `import job ${jobId} failed: the service reports state failed and gives no reason; check the file's rows and the job in the service`,
           { jobId },
+        );
+      }
+      // Decided after a poll, never before one: a job that finished during a long wait is completed, not timed out.
+      if (deadlineMs - now() <= 0) {
+        throw failure(
+          'JobTimedOut',
+          `import job ${jobId} did not finish within ${timeoutMs} ms of ${progress.waitingSince}; its last state was ${progress.lastState}`,
+          { jobId, lastState: progress.lastState, waitingSince: progress.waitingSince, timeoutMs },
         );
       }
     }

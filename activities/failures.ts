@@ -5,14 +5,17 @@
  * No original error is attached as a cause: only our own secret-free fields travel.
  */
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import { type BudgetWaitDetails, type FailureType, NON_RETRYABLE_FAILURES } from '../workflows/policy/failure-types.js';
-import { RateLimited, ServiceError, Unauthorized } from './service/errors.js';
+import { type BudgetWaitDetails, type FailureType, isRetryableByDefault } from '../workflows/policy/failure-types.js';
+import { RateLimited, ServiceError, Unauthorized, UnusableResponse } from './service/errors.js';
+
+/** An unusable answer may be a passing glitch of the service; after this many attempts it is a failure. */
+export const UNUSABLE_RESPONSE_ATTEMPTS = 3;
 
 export function failure(type: FailureType, message: string, details?: unknown): ApplicationFailure {
   return ApplicationFailure.create({
     type,
     message,
-    nonRetryable: NON_RETRYABLE_FAILURES.includes(type),
+    nonRetryable: !isRetryableByDefault(type),
     details: details === undefined ? undefined : [details],
   });
 }
@@ -29,12 +32,14 @@ function isAbort(err: unknown): boolean {
   return err instanceof Error && (err.name === 'AbortError' || err instanceof CancelledFailure);
 }
 
-export function toApplicationFailure(err: unknown): unknown {
+/** `attempt`: the activity attempt that failed (1 for the first), for failures retried only a few times. */
+export function toApplicationFailure(err: unknown, attempt = 1): unknown {
   if (err instanceof ApplicationFailure || isAbort(err)) return err;
   if (err instanceof ServiceError) {
     // A 401 after the token rotated is a changed request, so it may be retried.
     const retryableAuth = err instanceof Unauthorized && err.tokenRotated;
-    const nonRetryable = !retryableAuth && NON_RETRYABLE_FAILURES.includes(err.type);
+    const glitch = err instanceof UnusableResponse && attempt < UNUSABLE_RESPONSE_ATTEMPTS;
+    const nonRetryable = !retryableAuth && !glitch && !isRetryableByDefault(err.type);
     // A 429 that names its wait is retried after exactly that wait, not after the policy's backoff.
     const nextRetryDelay = err instanceof RateLimited ? err.retryAfterMs : undefined;
     return ApplicationFailure.create({

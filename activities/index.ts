@@ -25,6 +25,8 @@ export interface ActivitySettings {
   uploadIdleTimeoutMs: number;
   partSizeBytes: number;
   parallelParts: ParallelParts;
+  /** How long a create that got no clear answer may take to show its job in the list; default 30 s. */
+  createSettleMs?: number;
 }
 
 export interface ActivityDeps {
@@ -45,7 +47,7 @@ export function createActivities(deps: ActivityDeps) {
   const activities = {
     inspectSource: makeInspectSource({ ...calls, s3, maxFileBytes: settings.maxFileBytes, reference }),
     applyFieldMappings: makeApplyFieldMappings(calls),
-    createImportJob: makeCreateImportJob(calls),
+    createImportJob: makeCreateImportJob({ ...calls, settleMs: settings.createSettleMs }),
     uploadData: makeUploadData({
       ...calls,
       s3,

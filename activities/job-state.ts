@@ -19,7 +19,7 @@ export function knownJobState(raw: unknown): KnownJobState | undefined {
 }
 
 /** The failure for a job in a state this worker does not understand. */
-export function unexpectedJobState(jobId: number, raw: unknown, doing: string) {
+export function unexpectedJobState(jobId: string, raw: unknown, doing: string) {
   return failure(
     'UnexpectedJobState',
     `import job ${jobId} is in state ${JSON.stringify(raw)}, which is none of new, processing, completed or failed; ` +

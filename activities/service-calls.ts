@@ -32,6 +32,8 @@ export class ServiceCalls {
     private readonly requestIdBase: string,
     /** The activity's cancellation: a call cancelled before it was sent gives its grant back. */
     private readonly signal?: AbortSignal,
+    /** The activity attempt (1 for the first): some failures are retried only a few times. */
+    private readonly attempt = 1,
   ) {}
 
   /**
@@ -57,7 +59,7 @@ export class ServiceCalls {
       info.attempt,
     ]);
     const base = createHash('sha256').update(identity).digest('base64url');
-    return new ServiceCalls(deps, base, Context.current().cancellationSignal);
+    return new ServiceCalls(deps, base, Context.current().cancellationSignal, info.attempt);
   }
 
   async run<T>(endpoint: ServiceEndpoint, call: () => Promise<T>): Promise<T> {
@@ -96,7 +98,7 @@ export class ServiceCalls {
           resetsAt,
         });
       }
-      throw toApplicationFailure(err);
+      throw toApplicationFailure(err, this.attempt);
     }
   }
 

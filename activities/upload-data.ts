@@ -36,8 +36,8 @@ import { IdleWatchdog } from './upload/idle-watchdog.js';
 
 /** What this activity needs of the service client. */
 export interface UploadService {
-  getJob(jobId: number, options?: CallOptions): Promise<ImportJob>;
-  submitData(jobId: number, body: Readable, options: SubmitDataOptions): Promise<ImportJob>;
+  getJob(jobId: string, options?: CallOptions): Promise<ImportJob>;
+  submitData(jobId: string, body: Readable, options: SubmitDataOptions): Promise<ImportJob>;
 }
 
 export interface UploadDataDeps {

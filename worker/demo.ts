@@ -1,12 +1,13 @@
 /**
  * `npm run demo`: the whole pipeline on one machine with nothing to set up.
- * Temporal (TEMPORAL_ADDRESS, TEMPORAL_SERVER_PATH, or a downloaded dev
- * server), S3 (s3rver) holding a generated accounts CSV, the Company Data
+ * Temporal (TEMPORAL_ADDRESS, else a dev server with its Web UI from the
+ * binary worker/temporal-binaries.ts finds, else the SDK's download), S3 (s3rver) holding a generated accounts CSV, the Company Data
  * Service simulator, and a worker in this process; runs one import end to end
  * with the progress bar, prints the summary and the UI link, and keeps the
  * stack up until Ctrl-C (or stops at once with --exit).
  */
 import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { makeTelemetryFilterString, Runtime } from '@temporalio/worker';
 import { Command, InvalidArgumentError } from 'commander';
 import { loadConfig } from '../temporal.config.js';
 import { DEMO_TOKENS, startSimulator } from '../test/simulator/server.js';
@@ -19,6 +20,7 @@ import { watchImport } from './cli/watch-import.js';
 import { startLocalS3 } from './demo/local-s3.js';
 import { startLocalTemporal } from './demo/local-temporal.js';
 import { sampleAccountsCsv } from './demo/sample-csv.js';
+import { createLogger } from './logging.js';
 
 const BUCKET = 'demo-imports';
 const KEY = 'accounts/sample-accounts.csv';
@@ -41,7 +43,7 @@ function parseArgs(argv: string[]): DemoOptions {
     .option('--rows <n>', 'rows in the generated accounts CSV', positiveInt, 50_000)
     .addHelpText(
       'after',
-      '\nTemporal: TEMPORAL_ADDRESS=host:port uses a running server; TEMPORAL_SERVER_PATH=/path/to/temporal starts that binary; otherwise the SDK downloads a dev server.',
+      '\nTemporal: TEMPORAL_ADDRESS=host:port uses a running server; otherwise a dev server starts from TEMPORAL_SERVER_PATH, the project install (npm run setup:temporal) or PATH, else the SDK downloads one.',
     )
     .parse(argv)
     .opts<DemoOptions>();
@@ -49,16 +51,33 @@ function parseArgs(argv: string[]): DemoOptions {
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
+/**
+ * The worker logs at WARN unless LOG_LEVEL says otherwise: the demo's own lines
+ * tell the story. Installed before the dev server starts, which creates the runtime.
+ */
+function installRuntimeLogger(): Runtime {
+  const { logLevel } = loadConfig({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL || 'WARN' }).worker;
+  return Runtime.install({
+    logger: createLogger(logLevel),
+    telemetryOptions: { logging: { forward: {}, filter: makeTelemetryFilterString({ core: 'WARN' }) } },
+  });
+}
+
 async function demo(options: DemoOptions): Promise<void> {
   const stack: (() => Promise<void>)[] = [];
   const shutdown = async () => {
     for (const stop of stack.reverse()) await stop().catch(() => undefined);
   };
+  // Idle once everything is torn down, or never used when start-up failed: shut it down so the process can end.
+  const runtime = installRuntimeLogger();
   try {
     // Temporal first: without a server nothing else is worth starting, and the failure comes in seconds.
     const temporal = await startLocalTemporal(process.env);
     stack.push(() => temporal.env.teardown());
-    say(`Temporal      ${temporal.address} (namespace ${temporal.namespace})`);
+    say(`Temporal      ${temporal.origin}`);
+    say(
+      `              ${temporal.address} (namespace ${temporal.namespace})${temporal.uiUrl ? `, Web UI ${temporal.uiUrl}` : ''}`,
+    );
 
     const s3 = await startLocalS3({ buckets: [BUCKET] });
     stack.push(() => s3.close());
@@ -151,6 +170,7 @@ async function demo(options: DemoOptions): Promise<void> {
     });
   } finally {
     await shutdown();
+    await runtime.shutdown();
   }
 }
 

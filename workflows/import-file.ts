@@ -7,8 +7,9 @@
  * events with mappings, 29 without) whatever the file size or job duration.
  *
  * Exactly once, across worker crashes, retries and operator Resets:
- * - the job key comes from the workflow id, never the run id, so the
- *   createImportJob activity finds the job an earlier run already created;
+ * - the job key comes from the execution chain (workflow id and first run id,
+ *   which a Reset keeps) and the file's ETag, so the createImportJob activity
+ *   finds the job a Reset's earlier run created, and a fresh start makes its own;
  * - uploadData reads the job's state first and skips an upload the service
  *   already accepted;
  * - this code is deterministic (time from the workflow clock, jitter from the
@@ -53,7 +54,7 @@ import {
   PROGRESS_QUERY,
   RETRY_SIGNAL,
 } from './policy/import-workflow-contract.js';
-import { fnv1a64, jobKeyForWorkflow } from './policy/job-key.js';
+import { executionJobScope, fnv1a64, jobKeyFor } from './policy/job-key.js';
 import { DEFAULT_POLL_SCHEDULE_MS } from './policy/poll-schedule.js';
 import { activityOptionsFor } from './policy/retry-policies.js';
 
@@ -63,12 +64,6 @@ export const progressQuery = defineQuery<ImportProgress>(PROGRESS_QUERY);
 export const retrySignal = defineSignal(RETRY_SIGNAL);
 export const abandonSignal = defineSignal(ABANDON_SIGNAL);
 
-/**
- * Jobs created before the workflow started cannot be ours. `startTime` is the
- * execution's start (a Reset copies the start event, so a reset run keeps it);
- * the margin covers clock skew between the Temporal server and the service.
- */
-const NOT_BEFORE_MARGIN_MS = 60 * 60 * 1000;
 /** Workflows released by the same reset are spread over this span so they do not all call at once. */
 const BUDGET_WAIT_JITTER_MS = 60_000;
 /** A floor on each budget wait, so that a reset instant already in the past cannot spin. */
@@ -248,12 +243,13 @@ export async function importFile(rawInput: ImportFileInput): Promise<ImportFileR
   const created = await runStep('createImportJob', () =>
     activitiesFor('createImportJob').createImportJob({
       tenant,
-      jobKey: jobKeyForWorkflow(info.workflowId),
+      jobKey: jobKeyFor(input.jobScope ?? executionJobScope(info.workflowId, info.firstExecutionRunId), source.etag),
       dataImportName: input.dataImportName,
       entityType: input.entityType,
       importSource: input.importSource,
       activityTypeId: input.activityTypeId,
-      notBefore: new Date(info.startTime.getTime() - NOT_BEFORE_MARGIN_MS).toISOString(),
+      // A Reset run (or an earlier execution of the same jobScope) may have sent the job its data already.
+      searchAllStates: input.jobScope !== undefined || info.runId !== info.firstExecutionRunId,
     }),
   );
   const job = created.value;

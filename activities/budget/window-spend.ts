@@ -20,7 +20,7 @@ const MAX_PAGES = 100;
 export function makeCountWindowSpend(deps: { service: Pick<ServiceClient, 'listJobs'> }) {
   return async function countWindowSpend(input: WindowSpendInput): Promise<WindowSpend> {
     const sinceMs = Date.parse(input.windowStart);
-    const seen = new Set<number>();
+    const seen = new Set<string>();
     const spend = { createJob: 0, submitData: 0, listJobs: 0 };
     try {
       for (let page = 1; page <= MAX_PAGES; page++) {
@@ -31,7 +31,7 @@ export function makeCountWindowSpend(deps: { service: Pick<ServiceClient, 'listJ
         for (const job of fresh) {
           seen.add(job.id);
           // A job without a readable creation time may be from this window: count it.
-          const createdMs = Date.parse(job.createdAt);
+          const createdMs = Date.parse(job.createdAt ?? '');
           if (createdMs < sinceMs) continue;
           spend.createJob += 1;
           if (String(job.state).toLowerCase() !== 'new') spend.submitData += 1;

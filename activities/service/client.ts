@@ -23,7 +23,9 @@ import {
   type ServiceErrorDetails,
   Timeout,
   Unauthorized,
+  UnusableResponse,
 } from './errors.js';
+import { parseJsonExact } from './exact-json.js';
 import { redact } from './redaction.js';
 import { checkShape, type Shape, shapes } from './response-shapes.js';
 import type { TokenSource } from './token-source.js';
@@ -82,6 +84,14 @@ interface Request<T> {
 /** Own abort reason, so a timeout is told apart from the caller's abort. */
 const TIMED_OUT = Symbol('timed out');
 
+/** Job ids travel as decimal strings: int64 ids above 2^53 do not survive a JS number. */
+function int64Id(name: string, v: unknown): string {
+  if (typeof v !== 'string' || !/^[0-9]{1,19}$/.test(v) || BigInt(v) > 2n ** 63n - 1n) {
+    throw new RangeError(`${name} must be an int64 id as a decimal string, got ${JSON.stringify(v)}`);
+  }
+  return v;
+}
+
 function positiveInt(name: string, v: unknown): number {
   if (typeof v !== 'number' || !Number.isSafeInteger(v) || v <= 0) {
     throw new RangeError(`${name} must be a positive integer, got ${JSON.stringify(v)}`);
@@ -122,7 +132,7 @@ export class ServiceClient {
       method: 'POST',
       path: '/import/v1/job',
       json: body,
-      shape: shapes.importJob,
+      shape: shapes.createdJob,
       signal: opts.signal,
     });
   }
@@ -141,11 +151,11 @@ export class ServiceClient {
    * or until an answer arrives, before the rest.
    */
   submitData(
-    jobId: number,
+    jobId: string,
     body: Readable | AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
     opts: SubmitDataOptions,
   ): Promise<ImportJob> {
-    positiveInt('jobId', jobId);
+    int64Id('jobId', jobId);
     const contentLength = opts.contentLength;
     if (!Number.isSafeInteger(contentLength) || contentLength < 0) {
       throw new RangeError(`contentLength must be a whole number of bytes, got ${JSON.stringify(contentLength)}`);
@@ -215,8 +225,8 @@ export class ServiceClient {
     }).finally(() => ended.abort());
   }
 
-  getJob(jobId: number, opts: CallOptions = {}): Promise<ImportJob> {
-    positiveInt('jobId', jobId);
+  getJob(jobId: string, opts: CallOptions = {}): Promise<ImportJob> {
+    int64Id('jobId', jobId);
     return this.short({
       endpoint: 'jobStatus',
       method: 'GET',
@@ -473,15 +483,16 @@ function queryString(query: Record<string, string | number | undefined> | undefi
 function parseSuccess<T>(shape: Shape<T>, text: string, details: ServiceErrorDetails, token: string): T {
   let body: unknown;
   try {
-    body = JSON.parse(text);
+    body = parseJsonExact(text);
   } catch {
-    throw new ServerError({
+    throw new UnusableResponse({
       ...details,
       serviceMessage: `expected ${shape.describes} as JSON, got ${excerpt(redact(text, [token])) ?? 'an empty body'}`,
     });
   }
   const checked = checkShape(shape, body);
-  if ('problem' in checked) throw new ServerError({ ...details, serviceMessage: redact(checked.problem, [token]) });
+  if ('problem' in checked)
+    throw new UnusableResponse({ ...details, serviceMessage: redact(checked.problem, [token]) });
   return checked.value;
 }
 

@@ -143,6 +143,15 @@ export class ServerError extends ServiceError {
   }
 }
 
+/** A 2xx the worker cannot use: not JSON, or a field it relies on is missing or malformed. */
+export class UnusableResponse extends ServiceError {
+  override readonly name = 'ServiceUnusableResponseError';
+  readonly type = 'UnusableResponse' as const;
+  constructor(details: ServiceErrorDetails) {
+    super('the answer cannot be used', details);
+  }
+}
+
 export class Timeout extends ServiceError {
   override readonly name = 'ServiceTimeoutError';
   readonly type = 'Timeout' as const;

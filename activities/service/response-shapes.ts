@@ -1,21 +1,46 @@
 /**
- * Minimal checks of successful response bodies: the fields the worker relies
- * on must be there with the right types; anything extra is kept. A 200 that
- * fails them is reported as a ServerError naming the first problem.
+ * Minimal checks of successful response bodies: only the fields the worker
+ * relies on must be there with the right types (the service's reference marks
+ * none of a job's fields required); anything extra is kept. A 200 that fails
+ * them is reported as an UnusableResponse naming the first problem. Job ids
+ * are int64: they come out as decimal strings, exact above 2^53 (the client
+ * parses with parseJsonExact, which hands such numbers over as strings).
  */
 import { z } from 'zod';
 import type { FieldMapping } from '../../workflows/policy/import-input.js';
 import type { ActivityFields, ActivityType, ImportJob, ImportJobList } from './types.js';
 
+/** An int64 id as JSON gives it: a safe integer, or the decimal string parseJsonExact made of a larger one. */
+const int64Id = z
+  .union([z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER), z.string().regex(/^[0-9]{1,19}$/)])
+  .transform((id) => String(id))
+  .refine((id) => BigInt(id) <= 2n ** 63n - 1n, 'an int64 id');
+
+const optionalText = z
+  .string()
+  .nullish()
+  .transform((v) => v ?? undefined);
+
+/** A job read by id or returned by an upload: its state is what the caller acts on. */
 const importJob = z.looseObject({
-  id: z.number().int(),
-  dataImportName: z.string(),
-  entityType: z.string(),
+  id: int64Id,
   state: z.string(),
-  createdAt: z.string(),
-  updatedAt: z.string(),
-  source: z.string().nullish(),
+  dataImportName: optionalText,
+  entityType: optionalText,
+  createdAt: optionalText,
+  updatedAt: optionalText,
+  source: optionalText,
   activityTypeId: z.number().int().nullish(),
+});
+
+/** A created job is `new` (spec), whether or not the answer says so. */
+const createdJob = importJob.extend({ state: optionalText.transform((v) => v ?? 'new') });
+
+/** A job in a list: without an id it cannot be used, and it is left out; without a state its state is unknown. */
+const listedJob = importJob.extend({ state: optionalText });
+const listEntry = z.unknown().transform((entry) => {
+  const parsed = listedJob.safeParse(entry);
+  return parsed.success ? parsed.data : undefined;
 });
 
 const fieldMapping = z.looseObject({
@@ -31,10 +56,14 @@ export interface Shape<T> {
 }
 
 export const shapes = {
-  importJob: { describes: 'an import job object', schema: importJob as z.ZodType<ImportJob> },
+  importJob: { describes: 'an import job object { id, state }', schema: importJob as z.ZodType<ImportJob> },
+  createdJob: { describes: 'the created import job { id }', schema: createdJob as z.ZodType<ImportJob> },
   importJobList: {
-    describes: 'a job list { totalCount, data: [job] }',
-    schema: z.looseObject({ totalCount: z.number().int(), data: z.array(importJob) }) as z.ZodType<ImportJobList>,
+    describes: 'a job list { data: [job] }',
+    // totalCount is optional and unreliable (service-facts.md): nothing reads it.
+    schema: z
+      .looseObject({ data: z.array(listEntry) })
+      .transform((list) => ({ data: list.data.filter((job) => job !== undefined) })) as z.ZodType<ImportJobList>,
   },
   sources: {
     describes: 'a source list { data: [string] }',

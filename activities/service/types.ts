@@ -8,16 +8,21 @@ import type { EntityType, ListAction } from '../../workflows/policy/import-input
 /** `new`, `processing`, `completed` or `failed`; kept open so that a new state is reported, not rejected. */
 export type ImportJobState = 'new' | 'processing' | 'completed' | 'failed' | (string & {});
 
+/** The service marks no field required; the client insists on `id` and, where it acts on it, `state`. */
 export interface ImportJob {
-  id: number;
-  dataImportName: string;
-  entityType: string;
+  /** int64, as a decimal string: exact above 2^53. */
+  id: string;
   state: ImportJobState;
-  createdAt: string;
-  updatedAt: string;
+  dataImportName?: string;
+  entityType?: string;
+  createdAt?: string;
+  updatedAt?: string;
   source?: string;
   activityTypeId?: number;
 }
+
+/** A job as the list shows it: its state may be missing too. */
+export type ListedJob = Omit<ImportJob, 'state'> & { state?: ImportJobState };
 
 export interface CreateImportJobBody {
   dataImportName: string;
@@ -31,15 +36,14 @@ export interface CreateImportJobBody {
 export interface ListJobsQuery {
   entityType?: EntityType;
   state?: ImportJobState;
-  /** A field name, `-` prefixed for descending, e.g. `-createdAt`. */
-  sort?: string;
+  /** The format of `sort` is unpublished: nothing sends it. */
   page?: number;
   perPage?: number;
 }
 
+/** The jobs of one list page; entries without a usable id are left out. */
 export interface ImportJobList {
-  totalCount: number;
-  data: ImportJob[];
+  data: ListedJob[];
 }
 
 export interface ActivityType {

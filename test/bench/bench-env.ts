@@ -18,13 +18,13 @@ export interface BenchTarget extends BenchObject {
   s3Endpoint: string;
   bucket: string;
   simulatorUrl?: string;
-  jobId?: number;
+  jobId?: string;
   /** More jobs, for uploads of the same object at once (the concurrent run). */
-  jobIds?: number[];
+  jobIds?: string[];
   parallelParts?: ParallelParts;
   partSizeBytes?: number;
   /** A small upload before measuring, so first-use costs (parsers, lazy modules) stay out of the figures. */
-  warmup?: BenchObject & { jobId: number };
+  warmup?: BenchObject & { jobId: string };
   /** The private CA the client trusts, for links with TLS. */
   caCertPath?: string;
 }

@@ -2,17 +2,17 @@
 import { DEMO_TOKENS } from '../simulator/server.js';
 import type { JobRecord } from '../simulator/types.js';
 
-export async function createJob(simulatorUrl: string): Promise<number> {
+export async function createJob(simulatorUrl: string): Promise<string> {
   const res = await fetch(`${simulatorUrl}/import/v1/job`, {
     method: 'POST',
     headers: { authorization: `Bearer ${DEMO_TOKENS.importer}`, 'content-type': 'application/json' },
     body: JSON.stringify({ dataImportName: 'upload benchmark', entityType: 'Account' }),
   });
   if (!res.ok) throw new Error(`creating a job on the simulator failed: HTTP ${res.status}`);
-  return ((await res.json()) as { id: number }).id;
+  return String(((await res.json()) as { id: number | string }).id);
 }
 
-export async function receivedJob(simulatorUrl: string, jobId: number): Promise<JobRecord> {
+export async function receivedJob(simulatorUrl: string, jobId: string): Promise<JobRecord> {
   const res = await fetch(`${simulatorUrl}/__sim/jobs/${jobId}`);
   if (!res.ok) throw new Error(`reading job ${jobId} from the simulator failed: HTTP ${res.status}`);
   return (await res.json()) as JobRecord;

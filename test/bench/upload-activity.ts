@@ -19,7 +19,7 @@ const MiB = 1024 * 1024;
 
 export interface BenchUploader {
   /** Uploads `object` into job `jobId`, as one activity run. */
-  upload(object: BenchObject, jobId: number): Promise<UploadDataResult>;
+  upload(object: BenchObject, jobId: string): Promise<UploadDataResult>;
   close(): Promise<void>;
 }
 

@@ -179,7 +179,7 @@ describe('daily budgets on a real Temporal server', () => {
     const budget = gate();
     sim.failNext('jobStatus', 429, { headers: { 'retry-after': '5400' } });
     const before = Date.now();
-    const f = await rejectionOf(new ServiceCalls({ budget }, 'told').run('jobStatus', () => service.getJob(1)));
+    const f = await rejectionOf(new ServiceCalls({ budget }, 'told').run('jobStatus', () => service.getJob('1')));
     expect(f.type).toBe('DailyLimitReached');
     const blockedMs = Date.parse(budgetWaitOf(f).resetsAt) - before;
     expect(blockedMs).toBeGreaterThanOrEqual(5_400_000);
@@ -235,7 +235,6 @@ describe('daily budgets on a real Temporal server', () => {
       jobKey: `k${randomUUID().slice(0, 8)}`,
       dataImportName: 'tenant check',
       entityType: 'Account',
-      notBefore: new Date(Date.now() - MINUTE_MS).toISOString(),
     };
     const requestsBefore = sim.requests().length;
     const refused = await failureOf(runActivity(createImportJob, { ...input, tenant: 'someone-else' }).result);
@@ -280,7 +279,7 @@ describe('daily budgets on a real Temporal server', () => {
       for (let i = 0; i < 3; i++)
         jobs.push(await spentService.createJob({ dataImportName: `j${i}`, entityType: 'Account' }));
       const body = Buffer.from('Account Name,Account Domain\nA,a.example\n');
-      await spentService.submitData(jobs[0]?.id ?? 0, Readable.from([body]), {
+      await spentService.submitData(jobs[0]?.id ?? '0', Readable.from([body]), {
         contentLength: body.length,
         listAction: 'noop',
       });

@@ -8,6 +8,7 @@ import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_pr
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
+import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findTemporalBinary } from '../../worker/temporal-binaries.js';
 
@@ -81,7 +82,7 @@ describe('the compiled worker', () => {
     for (const child of started) if (child.exitCode === null) child.kill('SIGKILL');
   });
 
-  it('polls a real Temporal dev server with the prebuilt bundle, then stops on SIGTERM', {
+  it('polls a real Temporal dev server with the prebuilt bundle, refuses a rounded id with a logged failure, then stops on SIGTERM', {
     timeout: 180_000,
   }, async () => {
     expect(existsSync(BUNDLE)).toBe(true);
@@ -111,7 +112,7 @@ describe('the compiled worker', () => {
       stderr
         .split('\n')
         .filter((l) => l.startsWith('{'))
-        .map((l) => JSON.parse(l) as { message: string; workflows?: string });
+        .map((l) => JSON.parse(l) as { message: string; workflows?: string; workflowId?: string; error?: unknown });
     await new Promise<void>((done, fail) => {
       worker.stderr.on('data', (chunk: Buffer) => {
         stderr += chunk.toString();
@@ -120,6 +121,38 @@ describe('the compiled worker', () => {
       worker.on('exit', (code) => fail(new Error(`worker exited ${code}:\n${stderr}`)));
     });
     expect(lines().find((l) => l.message === 'Worker starting')?.workflows).toBe(`bundle ${BUNDLE}`);
+
+    // An id above 2^53 as a JSON number, as `temporal workflow start --input` would send it.
+    const input = JSON.parse(
+      '{"source":{"bucket":"b","key":"k.csv"},"dataImportName":"x","entityType":"Person","fieldMappings":{"sourceId":9007199254740993,"objectType":"person","mappings":[{"sourceFieldLabel":"E","serviceFieldName":"e","dataType":"string"}]}}',
+    );
+    const connection = await Connection.connect({ address: `127.0.0.1:${port}` });
+    try {
+      const client = new Client({ connection });
+      const run = client.workflow.execute('importFile', {
+        taskQueue: 'bulk-import',
+        workflowId: 'rounded-id',
+        args: [input],
+      });
+      const failure = await run.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(failure).toBeInstanceOf(WorkflowFailedError);
+      expect((failure as WorkflowFailedError).cause?.message).toMatch(
+        /sourceId 9007199254740992 is a JSON number above 2\^53/,
+      );
+    } finally {
+      await connection.close();
+    }
+    await new Promise<void>((done) => {
+      const check = () => (lines().some((l) => l.message === 'Workflow failed') ? done() : setTimeout(check, 50));
+      check();
+    });
+    expect(lines().find((l) => l.message === 'Workflow failed')).toMatchObject({
+      workflowId: 'rounded-id',
+      error: { message: expect.stringMatching(/above 2\^53/) },
+    });
 
     const exited = new Promise<number | null>((done) => worker.on('exit', done));
     worker.kill('SIGTERM');

@@ -17,6 +17,7 @@ import { loadConfig } from '../../temporal.config.js';
 import { type LocalS3, S3RVER_CREDENTIALS, startLocalS3 } from '../../worker/demo/local-s3.js';
 import { runWorker } from '../../worker/run-worker.js';
 import type { importFile } from '../../workflows/import-file.js';
+import type { nightlyImport } from '../../workflows/nightly-import.js';
 import { type LedgerUsage, ledgerWorkflowId, USAGE_QUERY } from '../../workflows/policy/budget-contracts.js';
 import type { ImportFileInput } from '../../workflows/policy/import-input.js';
 import { DEMO_TOKENS, type Simulator, startSimulator } from '../simulator/server.js';
@@ -145,4 +146,73 @@ describe('the worker on a real Temporal server', () => {
     expect(usage.createJob).toMatchObject({ used: 0, limit: 1200, remaining: 1200 });
     expect(usage.jobStatus).toMatchObject({ used: 0, limit: 3600, remaining: 3600 });
   });
+
+  it('a fresh start under the same workflow id is a new import: a second job, and the file sent to it', async () => {
+    const workflowId = `e2e-fresh-${randomUUID()}`;
+    const start = () =>
+      env.client.workflow.execute<typeof importFile>('importFile', {
+        taskQueue,
+        workflowId,
+        args: [input('e2e fresh start')],
+      });
+    const first = await start();
+    const second = await start();
+    expect(second).toMatchObject({ jobReused: false, uploadSkipped: false, state: 'completed' });
+    expect(second.jobId).not.toBe(first.jobId);
+    expect(sim.job(first.jobId)?.uploads).toBe(1);
+    expect(sim.job(second.jobId)?.uploads).toBe(1);
+  }, 120_000);
+
+  it('a job the service marked failed is never reused: the nightly retry of its object imports it into a new job', async () => {
+    const feedId = `e2e${randomUUID().slice(0, 8)}`;
+    const night = (n: number) =>
+      env.client.workflow.execute<typeof nightlyImport>('nightlyImport', {
+        taskQueue,
+        workflowId: `nightly-${feedId}-${n}`,
+        args: [
+          {
+            feedId,
+            feed: {
+              bucket: BUCKET,
+              prefix: '',
+              pattern: '^accounts\\.csv$',
+              entityType: 'Account',
+              listAction: 'insert',
+              maxConcurrentImports: 1,
+              tenant: TENANT,
+            },
+          },
+        ],
+      });
+    sim.setJobOutcome('failed');
+    try {
+      expect(await night(1)).toMatchObject({ started: 1, succeeded: 0, failedCount: 1 });
+    } finally {
+      sim.setJobOutcome('completed');
+    }
+    expect(await night(2)).toMatchObject({ started: 1, succeeded: 1, failedCount: 0 });
+    const jobs = sim.jobs().filter((j) => j.dataImportName.includes(`nightly ${feedId}:`));
+    expect(jobs.map((j) => [j.state, j.uploads])).toEqual([
+      ['failed', 1],
+      ['completed', 1],
+    ]);
+  }, 180_000);
+
+  it('executions sharing a jobScope share the job: a retry after a job timeout picks it up, nothing is sent again', async () => {
+    const scoped: ImportFileInput = { ...input('e2e shared scope'), jobScope: `e2e-scope-${randomUUID()}` };
+    const workflowId = `e2e-scope-${randomUUID()}`;
+    // A job timeout shorter than the processing: the first execution ends JobTimedOut (or, on a slow
+    // machine, completed at its one poll); either way the job has the file.
+    await env.client.workflow
+      .execute<typeof importFile>('importFile', { taskQueue, workflowId, args: [{ ...scoped, jobTimeoutMs: 1 }] })
+      .catch((err: unknown) => expect(String(err)).toMatch(/failed/));
+    const retried = await env.client.workflow.execute<typeof importFile>('importFile', {
+      taskQueue,
+      workflowId,
+      args: [scoped],
+    });
+    expect(retried).toMatchObject({ jobReused: true, uploadSkipped: true, state: 'completed' });
+    expect(sim.job(retried.jobId)?.uploads).toBe(1);
+    expect(sim.jobs().filter((j) => j.dataImportName.includes('e2e shared scope'))).toHaveLength(1);
+  }, 120_000);
 });

@@ -19,7 +19,7 @@ import { createTokenSource } from '../../activities/service/token-source.js';
 import { Secret } from '../../temporal.config.js';
 import { type LocalS3, startLocalS3 } from '../../worker/demo/local-s3.js';
 import type { FieldMappingSet } from '../../workflows/policy/import-input.js';
-import { jobKeyForWorkflow } from '../../workflows/policy/job-key.js';
+import { executionJobScope, jobKeyFor } from '../../workflows/policy/job-key.js';
 import { DEMO_TOKENS, type Simulator, startSimulator } from '../simulator/server.js';
 import { failureOf, runActivity } from '../support/activities.js';
 
@@ -83,6 +83,7 @@ async function startWorld(limits: Partial<typeof SPEC_BUDGET_SETTINGS.limits> = 
       uploadIdleTimeoutMs: 10_000,
       partSizeBytes: 64 * 1024,
       parallelParts: 4,
+      createSettleMs: 200,
     },
   });
   return { s3, sim, service, budget, clock, activities };
@@ -117,11 +118,12 @@ async function runImport(key: string, workflowId: string, runId: string) {
     a.createImportJob,
     {
       tenant: TENANT,
-      jobKey: jobKeyForWorkflow(workflowId),
+      // A Reset keeps the first run id, so the reset run computes the same key.
+      jobKey: jobKeyFor(executionJobScope(workflowId, 'first-run'), inspected.etag),
       dataImportName: `accounts ${key}`,
       entityType: 'Account' as const,
       importSource: MAPPINGS.sourceId,
-      notBefore: new Date(Date.now() - 3_600_000).toISOString(),
+      searchAllStates: runId !== 'run-1',
     },
     id('3'),
   ).result;
@@ -190,10 +192,9 @@ describe('resuming after an interruption', () => {
       a.createImportJob,
       {
         tenant: TENANT,
-        jobKey: jobKeyForWorkflow('import-big'),
+        jobKey: jobKeyFor(executionJobScope('import-big', 'run-1'), inspected.etag),
         dataImportName: 'big',
         entityType: 'Account' as const,
-        notBefore: new Date(Date.now() - 3_600_000).toISOString(),
       },
       attempt('import-big', 'run-1', '3'),
     ).result;
@@ -237,21 +238,17 @@ describe('resuming after an interruption', () => {
     expect(puts).toHaveLength(1);
   });
 
-  it('the create response lost on the wire: the retry finds the job instead of creating a second', async () => {
+  it('the create response lost on the wire: the attempt settles, finds the job and creates no second', async () => {
     const a = world.activities;
     const input = {
       tenant: TENANT,
-      jobKey: jobKeyForWorkflow('import-lost'),
+      jobKey: jobKeyFor(executionJobScope('import-lost', 'r'), '"etag"'),
       dataImportName: 'lost response',
       entityType: 'Person' as const,
-      notBefore: new Date(Date.now() - 3_600_000).toISOString(),
     };
     world.sim.applyThenDrop('createJob');
-    const lost = await failureOf(runActivity(a.createImportJob, input, attempt('import-lost', 'r', '3', 1)).result);
-    expect(lost.nonRetryable).toBe(false);
-
-    const retried = await runActivity(a.createImportJob, input, attempt('import-lost', 'r', '3', 2)).result;
-    expect(retried.reused).toBe(true);
+    const found = await runActivity(a.createImportJob, input, attempt('import-lost', 'r', '3', 1)).result;
+    expect(found).toMatchObject({ reused: true, apiCalls: { createJob: 1, listJobs: 2 } });
     expect(world.sim.jobs()).toHaveLength(1);
   });
 });
@@ -265,10 +262,9 @@ describe('a spent daily budget', () => {
     const a = world.activities;
     const create = (name: string) => ({
       tenant: TENANT,
-      jobKey: jobKeyForWorkflow(name),
+      jobKey: jobKeyFor(executionJobScope(name, 'r'), '"etag"'),
       dataImportName: name,
       entityType: 'Account' as const,
-      notBefore: new Date(Date.now() - 3_600_000).toISOString(),
     });
     await runActivity(a.createImportJob, create('first'), attempt('first', 'r', '3')).result;
 

@@ -94,7 +94,7 @@ describe('operator paths on a real Temporal server', () => {
     waitFor(async () => (await handle.query<ImportProgress>(PROGRESS_QUERY)).awaitingRetry);
 
   /** The service holds exactly one job for the workflow, with the file's exact bytes taken once. */
-  async function expectOneJobWithTheFile(workflowId: string, jobId: number, bytes = file): Promise<void> {
+  async function expectOneJobWithTheFile(workflowId: string, jobId: string, bytes = file): Promise<void> {
     const jobs = await jobsNamed(stack.sim.baseUrl, workflowId);
     expect(jobs.map((j) => j.id)).toEqual([jobId]);
     expect(jobs[0]).toMatchObject({

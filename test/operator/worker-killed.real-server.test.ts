@@ -74,9 +74,9 @@ describe('a worker process killed mid-import', () => {
     });
   };
 
-  const putsTo = async (jobId: number) =>
+  const putsTo = async (jobId: string) =>
     (await simRequests(stack.sim.baseUrl)).filter((r) => r.path === `/import/v1/job/${jobId}/data`);
-  const statusReadsOf = async (jobId: number) =>
+  const statusReadsOf = async (jobId: string) =>
     (await simRequests(stack.sim.baseUrl)).filter((r) => r.path === `/import/v1/job/${jobId}`);
 
   it('another worker process finishes the uploads and the poll: the same job each, byte-exact, accepted once', async () => {

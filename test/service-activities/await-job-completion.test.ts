@@ -42,15 +42,15 @@ describe('awaitJobCompletion', () => {
       input,
       info,
     );
-  async function uploadedJob(): Promise<number> {
+  async function uploadedJob(): Promise<string> {
     const job = await w.service.createJob({ dataImportName: 'await', entityType: 'Account' });
     await w.service.submitData(job.id, [CSV], { contentLength: CSV.length });
     return job.id;
   }
-  async function newJob(): Promise<number> {
+  async function newJob(): Promise<string> {
     return (await w.service.createJob({ dataImportName: 'never uploaded', entityType: 'Account' })).id;
   }
-  const statusPolls = (jobId: number) =>
+  const statusPolls = (jobId: string) =>
     w.sim.requests().filter((r) => r.endpoint === 'jobStatus' && r.path.endsWith(`/${jobId}`)).length;
 
   it('polls until completed, counting each poll against the budget and heartbeating progress', async () => {
@@ -110,13 +110,22 @@ describe('awaitJobCompletion', () => {
     expect(statusPolls(jobId)).toBeGreaterThan(0);
   });
 
-  it('the limit counts from waitingSince: a wait that began long ago times out without polling', async () => {
+  it('a job that completed during a long wait is completed, not timed out: it polls once past the deadline', async () => {
+    const jobId = await uploadedJob();
+    while (w.sim.job(jobId)?.state !== 'completed') await new Promise((r) => setTimeout(r, 5));
+    const waitingSince = new Date(Date.now() - 10_000).toISOString();
+    const result = await run({ tenant: 't1', jobId, timeoutMs: 5_000, waitingSince }).result;
+    expect(result).toMatchObject({ state: 'completed', polls: 1 });
+    expect(statusPolls(jobId)).toBe(1);
+  });
+
+  it('the limit counts from waitingSince: an unfinished job past it times out after exactly one poll', async () => {
     const jobId = await newJob();
     const waitingSince = new Date(Date.now() - 10_000).toISOString();
     const f = await failureOf(run({ tenant: 't1', jobId, timeoutMs: 5_000, waitingSince }).result);
     expect(f.type).toBe('JobTimedOut');
     expect(f.message).toContain(`of ${waitingSince}`);
-    expect(statusPolls(jobId)).toBe(0);
+    expect(statusPolls(jobId)).toBe(1);
   });
 
   it('resumes from the heartbeat details of the previous attempt', async () => {

@@ -39,7 +39,7 @@ describe('awaitJobCompletion and the spelling of job states', () => {
       input,
     );
 
-  async function finishedJob(): Promise<number> {
+  async function finishedJob(): Promise<string> {
     const job = await w.service.createJob({ dataImportName: 'states', entityType: 'Account' });
     await w.service.submitData(job.id, [CSV], { contentLength: CSV.length });
     while (w.sim.job(job.id)?.state === 'processing') await new Promise((r) => setTimeout(r, 5));
@@ -50,7 +50,7 @@ describe('awaitJobCompletion and the spelling of job states', () => {
     const jobId = await finishedJob();
     w.sim.spellStates({ completed: spelled }, { count: ALWAYS });
 
-    const result = await run({ tenant: 't', jobId, timeoutMs: 5_000 }).result;
+    const result = await run({ tenant: 't1', jobId, timeoutMs: 5_000 }).result;
 
     expect(result).toMatchObject({ state: 'completed', polls: 1 });
   });
@@ -60,7 +60,7 @@ describe('awaitJobCompletion and the spelling of job states', () => {
     const jobId = await finishedJob();
     w.sim.spellStates({ failed: 'FAILED' }, { count: ALWAYS });
 
-    const a = run({ tenant: 't', jobId, timeoutMs: 5_000 });
+    const a = run({ tenant: 't1', jobId, timeoutMs: 5_000 });
     const f = await failureOf(a.result);
 
     expect(f.type).toBe('JobFailed');
@@ -71,7 +71,7 @@ describe('awaitJobCompletion and the spelling of job states', () => {
     const jobId = await finishedJob();
     w.sim.spellStates({ completed: 'archived' }, { count: ALWAYS });
 
-    const a = run({ tenant: 't', jobId, timeoutMs: 5_000 });
+    const a = run({ tenant: 't1', jobId, timeoutMs: 5_000 });
     const f = await failureOf(a.result);
 
     expect(f.type).toBe('UnexpectedJobState');

@@ -6,6 +6,7 @@ import {
   RateLimited,
   ServerError,
   Unauthorized,
+  UnusableResponse,
 } from '../../activities/service/errors.js';
 import { DEMO_TOKENS } from '../simulator/server.js';
 import { fixedToken, type Harness, rejectionOf, startHarness } from './helpers.js';
@@ -28,7 +29,7 @@ describe('ServiceClient: every non-2xx answer becomes its typed error', () => {
 
   it('401 for an unknown token is Unauthorized', async () => {
     const client = h.clientWith({ tokens: fixedToken('not-a-known-token') });
-    const e = await rejectionOf(client.getJob(1));
+    const e = await rejectionOf(client.getJob('1'));
     expect(e).toBeInstanceOf(Unauthorized);
     expect((e as Unauthorized).serviceMessage).toMatch(/invalid token/);
   });
@@ -55,7 +56,7 @@ describe('ServiceClient: every non-2xx answer becomes its typed error', () => {
   });
 
   it('404 of an unknown job is NotFound with the {message} text', async () => {
-    const e = await rejectionOf(h.client.getJob(987654));
+    const e = await rejectionOf(h.client.getJob('987654'));
     expect(e).toBeInstanceOf(NotFound);
     expect(e).toMatchObject({ status: 404, path: '/import/v1/job/987654' });
     expect((e as NotFound).serviceMessage).toBe('Import job 987654 not found');
@@ -101,7 +102,7 @@ describe('ServiceClient: every non-2xx answer becomes its typed error', () => {
     h.sim.failNext('jobStatus', 429, {
       body: { errorCode: '429-100', errorMessage: 'Concurrent-query limit', diagnosticCode: 'd-1' },
     });
-    const e = await rejectionOf(h.client.getJob(1));
+    const e = await rejectionOf(h.client.getJob('1'));
     expect(e).toMatchObject({ type: 'RateLimited', errorCode: '429-100', diagnosticCode: 'd-1' });
     expect((e as Error).message).toContain('service said: Concurrent-query limit');
   });
@@ -128,7 +129,7 @@ describe('ServiceClient: every non-2xx answer becomes its typed error', () => {
     const xml =
       '<?xml version="1.0"?><error><errorCode>400-103</errorCode><errorMessage>companyId is not an integer</errorMessage><diagnosticCode>x-9</diagnosticCode></error>';
     h.sim.failNext('jobStatus', 400, { body: xml, contentType: 'application/xml' });
-    const e = await rejectionOf(h.client.getJob(5));
+    const e = await rejectionOf(h.client.getJob('5'));
     expect(e).toBeInstanceOf(BadRequest);
     expect(e).toMatchObject({
       errorCode: '400-103',
@@ -150,7 +151,7 @@ describe('ServiceClient: every non-2xx answer becomes its typed error', () => {
       body: `  Bad gateway:\n upstream ${'x'.repeat(1000)}  `,
       contentType: 'text/plain',
     });
-    const e = (await rejectionOf(h.client.getJob(5))) as ServerError;
+    const e = (await rejectionOf(h.client.getJob('5'))) as ServerError;
     expect(e).toBeInstanceOf(ServerError);
     expect(e.serviceMessage?.startsWith('Bad gateway: upstream xxx')).toBe(true);
     expect(e.serviceMessage?.endsWith('...')).toBe(true);
@@ -162,7 +163,7 @@ describe('ServiceClient: every non-2xx answer becomes its typed error', () => {
       body: '<html><body><h1>504 Gateway Time-out</h1></body></html>',
       contentType: 'text/html',
     });
-    expect(await rejectionOf(h.client.getJob(5))).toMatchObject({
+    expect(await rejectionOf(h.client.getJob('5'))).toMatchObject({
       type: 'ServerError',
       serviceMessage: '504 Gateway Time-out',
     });
@@ -170,21 +171,21 @@ describe('ServiceClient: every non-2xx answer becomes its typed error', () => {
 
   it('an empty error body still gives the status', async () => {
     h.sim.failNext('jobStatus', 500, { body: '', contentType: 'text/plain' });
-    const e = await rejectionOf(h.client.getJob(5));
+    const e = await rejectionOf(h.client.getJob('5'));
     expect(e).toMatchObject({ type: 'ServerError', status: 500, serviceMessage: undefined });
   });
 
-  it('a 200 whose body is not JSON is a ServerError saying what was expected', async () => {
+  it('a 200 whose body is not JSON is an UnusableResponse saying what was expected', async () => {
     h.sim.failNext('jobStatus', 200, { body: 'OK', contentType: 'text/plain' });
-    const e = await rejectionOf(h.client.getJob(5));
-    expect(e).toBeInstanceOf(ServerError);
-    expect((e as ServerError).serviceMessage).toBe('expected an import job object as JSON, got OK');
+    const e = await rejectionOf(h.client.getJob('5'));
+    expect(e).toBeInstanceOf(UnusableResponse);
+    expect((e as UnusableResponse).serviceMessage).toBe('expected an import job object { id, state } as JSON, got OK');
   });
 
-  it('a 200 whose JSON lacks a required field is a ServerError naming the field', async () => {
-    h.sim.failNext('listJobs', 200, { body: { totalCount: 1, data: [{ id: 'seven' }] } });
-    const e = await rejectionOf(h.client.listJobs());
-    expect(e).toBeInstanceOf(ServerError);
-    expect((e as ServerError).serviceMessage).toMatch(/^expected a job list .*; data\.0\.id: /);
+  it('a 200 whose JSON lacks a field the worker uses is an UnusableResponse naming the field', async () => {
+    h.sim.failNext('jobStatus', 200, { body: { id: 'seven', state: 'new' } });
+    const e = await rejectionOf(h.client.getJob('5'));
+    expect(e).toBeInstanceOf(UnusableResponse);
+    expect((e as UnusableResponse).serviceMessage).toMatch(/^expected an import job object .*; id: /);
   });
 });

@@ -160,7 +160,7 @@ describe('ServiceClient: timeouts, network failures and aborts', () => {
     const events: { endpoint: string; status?: number; errorType?: string }[] = [];
     const client = h.clientWith({ onResponse: (e) => events.push(e) });
     await client.listSources('Account');
-    await rejectionOf(client.getJob(424242));
+    await rejectionOf(client.getJob('424242'));
     expect(events).toEqual([
       expect.objectContaining({ endpoint: 'listSources', method: 'GET', status: 200, errorType: undefined }),
       expect.objectContaining({ endpoint: 'jobStatus', status: 404, errorType: 'NotFound' }),

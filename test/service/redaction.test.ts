@@ -3,7 +3,14 @@ import { inspect } from 'node:util';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { toApplicationFailure } from '../../activities/failures.js';
 import { ServiceClient } from '../../activities/service/client.js';
-import { BadRequest, Network, ServerError, Timeout, Unauthorized } from '../../activities/service/errors.js';
+import {
+  BadRequest,
+  Network,
+  ServerError,
+  Timeout,
+  Unauthorized,
+  UnusableResponse,
+} from '../../activities/service/errors.js';
 import { redact } from '../../activities/service/redaction.js';
 import type { ResponseEvent } from '../../activities/service/types.js';
 import { TOKEN_ECHOES, tokenEchoSpellings } from '../simulator/auth.js';
@@ -53,7 +60,7 @@ describe('the token never appears in what the client throws or reports', () => {
 
   it('BadRequest whose {message} echoes the token', async () => {
     h.sim.failNext('jobStatus', 400, { body: { message: `bad token ${SECRET}` } });
-    const e = await rejectionOf(client.getJob(1));
+    const e = await rejectionOf(client.getJob('1'));
     expect(e).toBeInstanceOf(BadRequest);
     expect(everyRendering(e)).not.toContain(SECRET);
   });
@@ -68,10 +75,10 @@ describe('the token never appears in what the client throws or reports', () => {
     expect(everyRendering(e)).not.toContain(SECRET);
   });
 
-  it('ServerError of a 200 that is not JSON and echoes the token', async () => {
+  it('UnusableResponse of a 200 that is not JSON and echoes the token', async () => {
     h.sim.failNext('jobStatus', 200, { body: `token=${SECRET}`, contentType: 'text/plain' });
-    const e = await rejectionOf(client.getJob(1));
-    expect(e).toBeInstanceOf(ServerError);
+    const e = await rejectionOf(client.getJob('1'));
+    expect(e).toBeInstanceOf(UnusableResponse);
     expect(everyRendering(e)).not.toContain(SECRET);
   });
 

@@ -22,9 +22,12 @@
  * - spellStates: show job states in other spellings (`New`, `COMPLETED`) or
  *   as states the spec does not name (`queued`) in job answers.
  * - expireTokenNext: the request's token expires early, before it is checked.
+ * The job endpoints' faults (late commits, lists that ignore sort or cap the
+ * page size, shortened names, big ids, missing fields) are in job-faults.ts.
  */
 import type { ServiceEndpoint } from '../../workflows/policy/endpoints.js';
 import { TOKEN_ECHOES, type TokenEcho } from './auth.js';
+import { JobFaults } from './job-faults.js';
 import type { JobState } from './types.js';
 
 /** How job answers spell each state; a state not named keeps its own spelling. */
@@ -44,7 +47,7 @@ interface Counted<T> {
   remaining: number;
 }
 
-class FaultQueue<T> {
+export class FaultQueue<T> {
   private readonly items: Counted<T>[] = [];
 
   add(value: T, count = 1): void {
@@ -78,6 +81,7 @@ export class FaultPlan {
   private readonly earlyAnswer = new FaultQueue<number>();
   private readonly headerRefusal = new FaultQueue<FailFault>();
   private readonly spelling = new FaultQueue<StateSpelling>();
+  readonly jobs = new JobFaults();
 
   failNext(endpoint: ServiceEndpoint, fault: FailFault, count?: number): void {
     if (!Number.isInteger(fault.status) || fault.status < 100 || fault.status > 599) {
@@ -193,6 +197,7 @@ export class FaultPlan {
     this.resetUpload.clear();
     this.stallUpload.clear();
     this.expireToken.clear();
+    this.jobs.clear();
   }
 }
 

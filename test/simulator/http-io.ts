@@ -41,9 +41,7 @@ export function send(res: ServerResponse, reply: Reply): void {
   }
   const contentType = reply.contentType ?? 'application/json; charset=utf-8';
   const text =
-    typeof reply.body === 'string' && !contentType.startsWith('application/json')
-      ? reply.body
-      : JSON.stringify(reply.body);
+    typeof reply.body === 'string' && !contentType.startsWith('application/json') ? reply.body : jsonText(reply.body);
   const bytes = Buffer.isBuffer(reply.body) ? reply.body : Buffer.from(text, 'utf8');
   res.writeHead(reply.status, {
     ...reply.headers,
@@ -51,6 +49,16 @@ export function send(res: ServerResponse, reply: Reply): void {
     'content-length': String(bytes.length),
   });
   res.end(bytes);
+}
+
+const BIGINT_MARK = '\u0000int64:';
+
+/** JSON.stringify that writes a bigint as a bare JSON number, digit for digit (as the service writes int64 ids). */
+export function jsonText(body: unknown): string {
+  const text = JSON.stringify(body, (_key, value) =>
+    typeof value === 'bigint' ? `${BIGINT_MARK}${value.toString()}` : value,
+  );
+  return text.replace(/"\\u0000int64:(-?\d+)"/g, '$1');
 }
 
 /**

@@ -27,8 +27,14 @@ describe('/__sim inspection API', () => {
   it('shows jobs, one job, requests and counters without auth, and logs no /__sim call', async () => {
     const { id } = await createJob(sim);
     await upload(sim, id, 'a\n1\n');
-    expect((await simGet('/jobs')).body).toEqual([expect.objectContaining({ id, uploads: 1, bytesReceived: 4 })]);
-    expect((await simGet(`/jobs/${id}`)).body).toMatchObject({ id, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    // The inspection shows the int64 id as a decimal string (exact above 2^53).
+    expect((await simGet('/jobs')).body).toEqual([
+      expect.objectContaining({ id: String(id), uploads: 1, bytesReceived: 4 }),
+    ]);
+    expect((await simGet(`/jobs/${id}`)).body).toMatchObject({
+      id: String(id),
+      sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
     expect((await simGet('/jobs/1')).status).toBe(404);
     expect((await simGet('/counters')).body).toMatchObject({ createJob: 1, submitData: 1 });
     const requests = (await simGet('/requests')).body as { endpoint: string; status: number }[];
@@ -75,6 +81,30 @@ describe('/__sim inspection API', () => {
     await simPost('/faults', { kind: 'answerUploadEarly', bytes: 1 });
     await upload(sim, other.id, 'a\n1\n').catch(() => undefined);
     expect(sim.job(other.id)?.uploads).toBe(1);
+  });
+
+  it('injects the job faults over HTTP, and refuses a malformed one with the reason', async () => {
+    expect((await simPost('/faults', { kind: 'commitCreateLate', afterMs: 10, answer: 503 })).status).toBe(204);
+    expect(
+      (await call(sim, 'POST', '/import/v1/job', { body: { dataImportName: 'x', entityType: 'Account' } })).status,
+    ).toBe(503);
+    while (sim.lateCreatesPending() > 0) await new Promise((r) => setTimeout(r, 5));
+    expect(sim.jobs()).toHaveLength(1);
+    await simPost('/faults', { kind: 'truncateNames', maxChars: 2 });
+    await simPost('/faults', { kind: 'bigIds' });
+    await createJob(sim);
+    expect(sim.job('9007199254740993')?.dataImportName).toBe('ni');
+    await simPost('/faults', { kind: 'omitFields', endpoint: 'jobStatus', fields: ['updatedAt'] });
+    expect((await call(sim, 'GET', '/import/v1/job/9007199254740993')).text).not.toContain('updatedAt');
+    for (const fault of [
+      { kind: 'capPerPage', max: 1 },
+      { kind: 'ignoreSort' },
+      { kind: 'listCreatedLate', afterMs: 5 },
+    ]) {
+      expect((await simPost('/faults', fault)).status).toBe(204);
+    }
+    const bad = await simPost('/faults', { kind: 'commitCreateLate', afterMs: 10, answer: 'never' });
+    expect(bad.status).toBe(400);
   });
 
   it('seeds and reads field mappings over HTTP', async () => {

@@ -23,6 +23,13 @@ const FAULT_KINDS = [
   'answerUploadEarly',
   'refuseUploadOnHeaders',
   'spellStates',
+  'commitCreateLate',
+  'listCreatedLate',
+  'truncateNames',
+  'bigIds',
+  'ignoreSort',
+  'capPerPage',
+  'omitFields',
 ] as const;
 
 export async function handleInspect(req: IncomingMessage, pathname: string, sim: Simulator): Promise<Reply> {
@@ -32,7 +39,7 @@ export async function handleInspect(req: IncomingMessage, pathname: string, sim:
   if (route === 'GET /counters') return json(200, sim.counters());
   const jobMatch = /^GET \/jobs\/(\d+)$/.exec(route);
   if (jobMatch) {
-    const job = sim.job(Number(jobMatch[1]));
+    const job = sim.job(jobMatch[1] as string);
     return job ? json(200, job) : json(404, { message: `no job ${jobMatch[1]}` });
   }
   if (route === 'POST /reset-faults') {
@@ -132,6 +139,44 @@ function addFault(sim: Simulator, body: Record<string, unknown>): void {
     case 'spellStates':
       sim.spellStates((body.spelling ?? {}) as StateSpelling, { count });
       return;
+    default:
+      addJobFault(sim, body, count);
+  }
+}
+
+/** The job endpoints' faults (job-faults.ts), e.g. { kind: 'commitCreateLate', afterMs: 2000, answer: 500 }. */
+function addJobFault(sim: Simulator, body: Record<string, unknown>, count: number | undefined): void {
+  const faults = sim.jobFaults;
+  switch (body.kind) {
+    case 'commitCreateLate': {
+      const { answer } = body;
+      const late = answer === 'timeout' || answer === 'reset' ? answer : { status: requireNumber(body, 'answer') };
+      faults.commitCreateLate({ afterMs: requireNumber(body, 'afterMs'), answer: late }, count);
+      return;
+    }
+    case 'listCreatedLate':
+      faults.listCreatedLate(requireNumber(body, 'afterMs'), count);
+      return;
+    case 'truncateNames':
+      faults.truncateNames(requireNumber(body, 'maxChars'), count);
+      return;
+    case 'bigIds':
+      faults.bigIds(count);
+      return;
+    case 'ignoreSort':
+      faults.ignoreSort(count);
+      return;
+    case 'capPerPage':
+      faults.capPerPage(requireNumber(body, 'max'), count);
+      return;
+    case 'omitFields': {
+      const fields = body.fields;
+      if (fields !== undefined && !(Array.isArray(fields) && fields.every((f) => typeof f === 'string'))) {
+        throw new Error(`fields must be an array of field names, got ${JSON.stringify(fields)}`);
+      }
+      faults.omitFields(requireEndpoint(body), fields as string[] | undefined, count);
+      return;
+    }
     default:
       throw new Error(`kind must be one of ${FAULT_KINDS.join(', ')}, got ${JSON.stringify(body.kind)}`);
   }

@@ -22,12 +22,24 @@ export interface AcceptedUpload {
   listAction: string | undefined;
 }
 
+/** The first id the bigIds fault hands out: 2^53 + 1, the smallest integer a double cannot hold. */
+const FIRST_BIG_ID = 2n ** 53n + 1n;
+
+export interface CreateOptions {
+  /** Give the job an id above 2^53. */
+  bigId?: boolean;
+  /** Show the job in lists only this long after its creation. */
+  listedAfterMs?: number;
+}
+
 export class JobStore {
-  private readonly jobsById = new Map<number, JobRecord>();
+  private readonly jobsById = new Map<string, JobRecord>();
   private readonly mappings = new Map<string, unknown[]>();
   private readonly sources: Set<string>;
   private readonly timers = new Set<NodeJS.Timeout>();
-  private nextId = 100_001;
+  private nextId = 100_001n;
+  private nextBigId = FIRST_BIG_ID;
+  private lateCreates = 0;
   jobOutcome: 'completed' | 'failed' = 'completed';
 
   constructor(
@@ -38,23 +50,48 @@ export class JobStore {
     this.sources = new Set(customSources);
   }
 
-  create(fields: NewJob): JobRecord {
+  create(fields: NewJob, options: CreateOptions = {}): JobRecord {
     const at = this.isoNow();
+    const id = options.bigId ? this.nextBigId++ : this.nextId++;
     const job: JobRecord = {
-      id: this.nextId++,
+      id: id.toString(),
       ...fields,
       state: 'new',
       createdAt: at,
       updatedAt: at,
       bytesReceived: 0,
       uploads: 0,
+      ...(options.listedAfterMs === undefined
+        ? {}
+        : { listedFrom: new Date(this.now() + options.listedAfterMs).toISOString() }),
     };
     this.jobsById.set(job.id, job);
     return job;
   }
 
-  get(id: number): JobRecord | undefined {
+  /** Creates the job after `ms` (a create that commits late), unless the store stops first. */
+  createLater(ms: number, fields: NewJob, options: CreateOptions): void {
+    this.lateCreates += 1;
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      this.lateCreates -= 1;
+      this.create(fields, options);
+    }, ms);
+    this.timers.add(timer);
+  }
+
+  /** Creates that were answered but have not committed yet. */
+  lateCreatesPending(): number {
+    return this.lateCreates;
+  }
+
+  get(id: string): JobRecord | undefined {
     return this.jobsById.get(id);
+  }
+
+  /** Whether a list shows the job yet (the listCreatedLate fault delays it). */
+  isListed(job: JobRecord): boolean {
+    return job.listedFrom === undefined || Date.parse(job.listedFrom) <= this.now();
   }
 
   all(): JobRecord[] {
@@ -137,10 +174,14 @@ function mappingKey(sourceId: string, objectType: string): string {
   return `${sourceId}/${objectType}`;
 }
 
-/** The job as the service's API shows it: none of the simulator's bookkeeping. */
-export function publicJob(job: JobRecord): Record<string, unknown> {
+/**
+ * The job as the service's API shows it: none of the simulator's bookkeeping.
+ * The id is a bigint, so that it goes out as a bare JSON number however large
+ * (see http-io.ts); `omit` leaves out optional fields, as the reference allows.
+ */
+export function publicJob(job: JobRecord, omit: readonly string[] = []): Record<string, unknown> {
   const view: Record<string, unknown> = {
-    id: job.id,
+    id: BigInt(job.id),
     dataImportName: job.dataImportName,
     entityType: job.entityType,
     state: job.state,
@@ -149,5 +190,6 @@ export function publicJob(job: JobRecord): Record<string, unknown> {
     source: job.source,
   };
   if (job.activityTypeId !== undefined) view.activityTypeId = job.activityTypeId;
+  for (const field of omit) delete view[field];
   return view;
 }

@@ -22,10 +22,13 @@ export const IMPORT_ROUTES: Record<BudgetedEndpoint, (ctx: RouteContext) => Prom
   createJob,
   submitData,
   jobStatus: async (ctx) => {
-    const id = parseJobId(ctx.params[0]!);
-    if (typeof id === 'string') return importError(400, id);
+    const parsed = parseJobId(ctx.params[0]!);
+    if (typeof parsed === 'string') return importError(400, parsed);
+    const { id } = parsed;
     const job = ctx.store.get(id);
-    return job ? json(200, publicJob(job)) : importError(404, `Import job ${id} not found`);
+    return job
+      ? json(200, publicJob(job, ctx.faults.jobs.takeOmit('jobStatus')))
+      : importError(404, `Import job ${id} not found`);
   },
   listJobs,
   listSources: async (ctx) => {
@@ -70,18 +73,34 @@ async function createJob(ctx: RouteContext): Promise<Reply> {
   if (entityType === 'Activity' && activityTypeId === undefined) {
     return importError(400, 'activityTypeId is required when entityType is Activity');
   }
-  const job = ctx.store.create({
-    dataImportName,
+  const faults = ctx.faults.jobs;
+  const maxChars = faults.takeTruncate();
+  const fields = {
+    dataImportName: maxChars === undefined ? dataImportName : Array.from(dataImportName).slice(0, maxChars).join(''),
     entityType,
     source: source ?? 'CSV',
     ...(activityTypeId === undefined ? {} : { activityTypeId: activityTypeId as number }),
-  });
-  return json(200, publicJob(job));
+  };
+  const options = { bigId: faults.takeBigId(), listedAfterMs: faults.takeListLate() };
+  const late = faults.takeLateCommit();
+  if (late) {
+    ctx.store.createLater(late.afterMs, fields, options);
+    if (late.answer === 'reset') {
+      ctx.req.socket.destroy();
+      return unanswered(0);
+    }
+    // 'timeout': the socket stays open and silent until the client gives up.
+    if (late.answer === 'timeout') return unanswered(0);
+    return importError(late.answer.status, 'Internal server error');
+  }
+  const job = ctx.store.create(fields, options);
+  return json(200, publicJob(job, faults.takeOmit('createJob')));
 }
 
 async function submitData(ctx: RouteContext): Promise<Reply> {
-  const id = parseJobId(ctx.params[0]!);
-  if (typeof id === 'string') return importError(400, id);
+  const parsed = parseJobId(ctx.params[0]!);
+  if (typeof parsed === 'string') return importError(400, parsed);
+  const { id } = parsed;
   const listAction = ctx.url.searchParams.get('listAction') ?? undefined;
   if (listAction !== undefined && !(LIST_ACTIONS as readonly string[]).includes(listAction)) {
     return importError(400, `listAction must be one of ${LIST_ACTIONS.join(', ')}, got ${JSON.stringify(listAction)}`);
@@ -119,7 +138,7 @@ async function submitData(ctx: RouteContext): Promise<Reply> {
       // Another upload to the same job may have finished while this one streamed.
       if (job.state !== 'new') return notNew(job);
       ctx.store.accept(job, { ...outcome, ...upload });
-      return json(200, publicJob(job));
+      return json(200, publicJob(job, ctx.faults.jobs.takeOmit('submitData')));
     }
   }
 }
@@ -144,36 +163,48 @@ async function listJobs(ctx: RouteContext): Promise<Reply> {
   }
   const page = positiveInt(q.get('page'), 1);
   if (page === undefined) return importError(400, `page must be an integer >= 1, got ${JSON.stringify(q.get('page'))}`);
-  const perPage = positiveInt(q.get('perPage'), 20);
-  if (perPage === undefined || perPage > 100) {
+  const asked = positiveInt(q.get('perPage'), 20);
+  if (asked === undefined || asked > 100) {
     return importError(400, `perPage must be an integer from 1 to 100, got ${JSON.stringify(q.get('perPage'))}`);
   }
+  const faults = ctx.faults.jobs;
+  const perPage = Math.min(asked, faults.takePageCap() ?? asked);
+  const ignoreSort = faults.takeIgnoreSort();
 
   const matching = ctx.store
     .all()
     .filter(
-      (job) => (entityType === undefined || job.entityType === entityType) && (state === null || job.state === state),
+      (job) =>
+        ctx.store.isListed(job) &&
+        (entityType === undefined || job.entityType === entityType) &&
+        (state === null || job.state === state),
     )
-    .sort((a, b) => a.id - b.id);
-  if (sort !== null) {
+    .sort(byId);
+  if (sort !== null && !ignoreSort) {
     const direction = sort === '-createdAt' ? -1 : 1;
     // Jobs created in the same millisecond follow id order, in the same direction.
-    matching.sort((a, b) => direction * (a.createdAt.localeCompare(b.createdAt) || a.id - b.id));
+    matching.sort((a, b) => direction * (a.createdAt.localeCompare(b.createdAt) || byId(a, b)));
   }
-  const data = matching.slice((page - 1) * perPage, page * perPage).map(publicJob);
-  return json(200, { totalCount: matching.length, data });
+  const omit = faults.takeOmit('listJobs') ?? [];
+  const data = matching.slice((page - 1) * perPage, page * perPage).map((job) => publicJob(job, omit));
+  return json(200, omit.includes('totalCount') ? { data } : { totalCount: matching.length, data });
+}
+
+function byId(a: JobRecord, b: JobRecord): number {
+  const d = BigInt(a.id) - BigInt(b.id);
+  return d < 0n ? -1 : d > 0n ? 1 : 0;
 }
 
 function notNew(job: JobRecord): Reply {
   return importError(400, `Import job ${job.id} is ${job.state}; data can only be submitted to a job in state new`);
 }
 
-/** The job id, or the one-line reason it is not one. */
-function parseJobId(raw: string): number | string {
-  if (!/^\d{1,16}$/.test(raw) || !Number.isSafeInteger(Number(raw))) {
-    return `job id must be an integer, got ${JSON.stringify(raw)}`;
+/** The job id as a canonical decimal string, or the one-line reason it is not an int64. */
+function parseJobId(raw: string): { id: string } | string {
+  if (!/^\d{1,19}$/.test(raw) || BigInt(raw) > 2n ** 63n - 1n) {
+    return `job id must be an int64, got ${JSON.stringify(raw)}`;
   }
-  return Number(raw);
+  return { id: BigInt(raw).toString() };
 }
 
 function canonicalEntityType(raw: string): string | undefined {

@@ -21,6 +21,7 @@ import { defaultFaultReply, importError } from './error-bodies.js';
 import { type FailFault, FaultPlan, type StateSpelling } from './faults.js';
 import { drain, json, type Reply, send } from './http-io.js';
 import { handleInspect, INSPECT_PREFIX } from './inspect.js';
+import type { JobFaults } from './job-faults.js';
 import { JobStore } from './job-store.js';
 import { DailyLimits } from './limits.js';
 import type { RouteContext } from './route-context.js';
@@ -100,7 +101,12 @@ export interface Simulator {
   setJobOutcome(outcome: 'completed' | 'failed'): void;
   requests(): RequestRecord[];
   jobs(): JobRecord[];
-  job(id: number): JobRecord | undefined;
+  /** A job by its id (the service's int64, as a number or a decimal string). */
+  job(id: number | string): JobRecord | undefined;
+  /** The job endpoints' faults: late commits, lists that ignore sort or cap pages, short names, big ids, missing fields. */
+  readonly jobFaults: JobFaults;
+  /** Creates answered with a failure whose job has not appeared yet (commitCreateLate). */
+  lateCreatesPending(): number;
   counters(): Record<BudgetedEndpoint, number>;
   fieldMappings(sourceId: string, objectType: string): unknown[] | undefined;
   seedFieldMappings(sourceId: string, objectType: string, mappings: unknown[]): void;
@@ -269,8 +275,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     },
     requests: () => structuredClone(log),
     jobs: () => structuredClone(store.all()),
+    jobFaults: faults.jobs,
+    lateCreatesPending: () => store.lateCreatesPending(),
     job: (id) => {
-      const job = store.get(id);
+      const job = store.get(String(id));
       return job && structuredClone(job);
     },
     counters: () => limits.counters(),

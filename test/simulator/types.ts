@@ -16,7 +16,8 @@ export interface RequestRecord {
 }
 
 export interface JobRecord {
-  id: number;
+  /** The int64 id as a decimal string (the bigIds fault makes ids above 2^53). */
+  id: string;
   dataImportName: string;
   entityType: string;
   source: string;
@@ -32,4 +33,6 @@ export interface JobRecord {
   failureReason?: string;
   /** Accepted uploads: more than 1 would mean the service took the same job's data twice. */
   uploads: number;
+  /** Set by the listCreatedLate fault: lists show the job from this instant on. */
+  listedFrom?: string;
 }

@@ -26,7 +26,7 @@ export async function jobsNamed(baseUrl: string, marker: string): Promise<JobRec
 }
 
 /** The data PUTs the service accepted (200) for one job: more than one would be a second upload. */
-export async function acceptedPuts(baseUrl: string, jobId: number): Promise<RequestRecord[]> {
+export async function acceptedPuts(baseUrl: string, jobId: string): Promise<RequestRecord[]> {
   return (await simRequests(baseUrl)).filter(
     (r) => r.endpoint === 'submitData' && r.path === `/import/v1/job/${jobId}/data` && r.status === 200,
   );

@@ -60,7 +60,7 @@ export interface UploadWorld {
   service: ServiceClient;
   budget: InMemoryBudgetGate;
   put(key: string, body: string | Uint8Array): Promise<void>;
-  newJobId(): Promise<number>;
+  newJobId(): Promise<string>;
   close(): Promise<void>;
 }
 

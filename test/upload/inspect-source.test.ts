@@ -256,10 +256,11 @@ describe('inspectSource checks the file against what the service requires, befor
 
   it('a spent metadata budget is a budget wait, not a failed import', async () => {
     await world.put('accounts.csv', 'Account Name,Account Domain\nAcme,acme.example\n');
-    const budget = new InMemoryBudgetGate({
-      ...SPEC_BUDGET_SETTINGS,
-      limits: { ...SPEC_BUDGET_SETTINGS.limits, listSources: 0 },
-    });
+    const budget = new InMemoryBudgetGate(
+      { ...SPEC_BUDGET_SETTINGS, limits: { ...SPEC_BUDGET_SETTINGS.limits, listSources: 0 } },
+      Date.now,
+      'acme',
+    );
     const input = withDefaults({ bucket: BUCKET, key: 'accounts.csv', importSource: 'CSV' });
     const err = await failureOf(runActivity(makeInspectSource(deps({ budget })), input).result);
     expect(err.type).toBe('BudgetExhausted');

@@ -58,7 +58,7 @@ async function prepare(key: string, bytes: Buffer): Promise<UploadDataInput> {
   };
 }
 
-function puts(jobId: number): number {
+function puts(jobId: string): number {
   return world.sim.requests().filter((r) => r.endpoint === 'submitData' && r.path.includes(`/job/${jobId}/`)).length;
 }
 

@@ -36,7 +36,7 @@ async function prepare(key: string, bytes: Buffer): Promise<UploadDataInput> {
   };
 }
 
-function dataPuts(jobId: number): number {
+function dataPuts(jobId: string): number {
   return world.sim.requests().filter((r) => r.endpoint === 'submitData' && r.path.includes(`/job/${jobId}/`)).length;
 }
 

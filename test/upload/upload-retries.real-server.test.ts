@@ -57,7 +57,7 @@ describe('uploadData retried by a real Temporal server', () => {
       workflowId: `upload-unanswered-${jobId}`,
       args: [
         {
-          tenant: 't',
+          tenant: 'acme',
           jobId,
           bucket: BUCKET,
           key: 'unanswered.csv',

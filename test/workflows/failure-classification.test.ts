@@ -7,13 +7,20 @@ import {
   TimeoutType,
 } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
+import { failure, toApplicationFailure } from '../../activities/failures.js';
+import { Unauthorized, UnusableResponse } from '../../activities/service/errors.js';
 import {
   budgetWaitOf,
   classifyFailure,
   failureMessageOf,
   failureTypeOf,
 } from '../../workflows/policy/failure-classification.js';
-import { NON_RETRYABLE_FAILURES } from '../../workflows/policy/failure-types.js';
+import {
+  BUDGET_WAIT_FAILURES,
+  FAILURE_HANDLING,
+  NON_RETRYABLE_FAILURES,
+  OPERATOR_FIXABLE_FAILURES,
+} from '../../workflows/policy/failure-types.js';
 import {
   ACTIVITY_RETRY_POLICY,
   AWAIT_TIMEOUT_MARGIN_MS,
@@ -84,6 +91,44 @@ describe('activity options per step', () => {
     expect(ACTIVITY_RETRY_POLICY.nonRetryableErrorTypes).toContain('BudgetExhausted');
   });
 
+  it('leaves the types a single failure decides on out of the list the server applies', () => {
+    // The server refuses to retry a listed type even when the failure says it may be retried.
+    expect(ACTIVITY_RETRY_POLICY.nonRetryableErrorTypes).not.toContain('Unauthorized');
+    expect(ACTIVITY_RETRY_POLICY.nonRetryableErrorTypes).not.toContain('UnusableResponse');
+    const details = { endpoint: 'jobStatus' as const, method: 'GET', path: '/import/v1/job/1', status: 401 };
+    const rotated = toApplicationFailure(new Unauthorized({ ...details, tokenRotated: true })) as ApplicationFailure;
+    const badToken = toApplicationFailure(new Unauthorized(details)) as ApplicationFailure;
+    expect([rotated.nonRetryable, badToken.nonRetryable]).toEqual([false, true]);
+    expect(failure('Unauthorized', 'no').nonRetryable).toBe(true);
+  });
+
+  it('retries an unusable answer twice, then gives up on it', () => {
+    const unusable = new UnusableResponse({
+      endpoint: 'jobStatus',
+      method: 'GET',
+      path: '/import/v1/job/1',
+      status: 200,
+    });
+    const flags = [1, 2, 3, 4].map(
+      (attempt) => (toApplicationFailure(unusable, attempt) as ApplicationFailure).nonRetryable,
+    );
+    expect(flags).toEqual([false, false, true, true]);
+    expect(classifyFailure(ApplicationFailure.nonRetryable('x', 'UnusableResponse'))).toBe('operator-fixable');
+  });
+
+  it('places every failure type, and derives the lists from that one table', () => {
+    for (const type of Object.keys(FAILURE_HANDLING)) {
+      const handling = FAILURE_HANDLING[type as keyof typeof FAILURE_HANDLING];
+      expect(OPERATOR_FIXABLE_FAILURES.includes(type as never)).toBe(handling === 'operator');
+      expect(BUDGET_WAIT_FAILURES.includes(type as never)).toBe(handling === 'budget-wait');
+    }
+    expect(NON_RETRYABLE_FAILURES).toEqual(
+      expect.arrayContaining(['InvalidInput', 'Forbidden', 'JobFailed', 'JobTimedOut', 'BudgetExhausted']),
+    );
+    expect(NON_RETRYABLE_FAILURES).not.toContain('ServerError');
+    expect(NON_RETRYABLE_FAILURES).not.toContain('UploadStalled');
+  });
+
   it('is a retry policy the SDK accepts, with unlimited attempts', () => {
     const compiled = compileRetryPolicy(ACTIVITY_RETRY_POLICY);
     expect(compiled.maximumAttempts).toBeUndefined();
@@ -91,9 +136,17 @@ describe('activity options per step', () => {
   });
 
   it('gives short calls two minutes and no heartbeat', () => {
-    for (const step of ['inspectSource', 'applyFieldMappings', 'createImportJob'] as const) {
+    for (const step of ['inspectSource', 'applyFieldMappings'] as const) {
       expect(activityOptionsFor(step, ctx)).toEqual({ startToCloseTimeout: 120_000, retry: ACTIVITY_RETRY_POLICY });
     }
+  });
+
+  it('lets the job search run ten minutes and keep its place in heartbeats sent at least every two', () => {
+    expect(activityOptionsFor('createImportJob', ctx)).toEqual({
+      startToCloseTimeout: 600_000,
+      heartbeatTimeout: 120_000,
+      retry: ACTIVITY_RETRY_POLICY,
+    });
   });
 
   it('runs the upload on the upload queue with a long timeout and a one-minute heartbeat', () => {

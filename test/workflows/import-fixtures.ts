@@ -37,7 +37,7 @@ export const mappingsApplied: ApplyFieldMappingsResult = {
 };
 
 export const jobCreated: CreateImportJobResult = {
-  jobId: 4242,
+  jobId: '4242',
   reused: false,
   state: 'created',
   apiCalls: { listJobs: 1, createJob: 1 },

@@ -6,7 +6,11 @@
  */
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
-import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import {
+  WorkflowFailedError,
+  type WorkflowHandle,
+  type WorkflowHandleWithFirstExecutionRunId,
+} from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
@@ -121,7 +125,10 @@ export class WorkflowHarness {
     return main.runUntil(uploads.runUntil(polls.runUntil(body(taskQueue))));
   }
 
-  startImport(taskQueue: string, input: ImportFileInput = importInput): Promise<WorkflowHandle<typeof importFile>> {
+  startImport(
+    taskQueue: string,
+    input: ImportFileInput = importInput,
+  ): Promise<WorkflowHandleWithFirstExecutionRunId<typeof importFile>> {
     return this.env.client.workflow.start<typeof importFile>('importFile', {
       taskQueue,
       workflowId: `${taskQueue}-import`,

@@ -9,12 +9,20 @@
  * also writes its history as a replay fixture (recorded-histories.ts).
  */
 import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import type { WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeAwaitJobCompletion } from '../../activities/await-job-completion.js';
+import { makeCreateImportJob } from '../../activities/create-import-job.js';
+import { ServiceClient } from '../../activities/service/client.js';
+import { createTokenSource } from '../../activities/service/token-source.js';
+import { Secret } from '../../temporal.config.js';
 import type { CliContext } from '../../worker/cli/context.js';
 import { statusCommand } from '../../worker/cli/status-command.js';
 import type { importFile } from '../../workflows/import-file.js';
@@ -28,13 +36,16 @@ import type {
 import { pollTaskQueue, uploadTaskQueue } from '../../workflows/policy/budget-contracts.js';
 import type { ImportFileInput } from '../../workflows/policy/import-input.js';
 import { ABANDON_SIGNAL, RETRY_SIGNAL } from '../../workflows/policy/import-workflow-contract.js';
-import { jobKeyForWorkflow } from '../../workflows/policy/job-key.js';
+import { executionJobScope, jobKeyFor } from '../../workflows/policy/job-key.js';
+import { budgetWith } from '../service-activities/environment.js';
+import { DEMO_TOKENS, startSimulator } from '../simulator/server.js';
 import { createEnvironment, createTimeSkippingEnvironment } from '../support/temporal-server.js';
 import { budgetExhausted, importInput, inspected, jobCreated, uploaded } from './import-fixtures.js';
 import {
   bundleWorkflows,
   failure,
   progressWhen,
+  type Step,
   scriptedActivities,
   WorkflowHarness,
   workflowFailureOf,
@@ -42,6 +53,8 @@ import {
 import { type RecordingServer, recordHistory } from './recorded-histories.js';
 
 const EventType = temporal.api.enums.v1.EventType;
+/** The tenant of budgetWith()'s gate: an import its real activities serve must name it (or none). */
+const GATE_TENANT = 't1';
 const withoutMappings: ImportFileInput = { ...importInput, fieldMappings: undefined };
 const awaitingRetry: ImportFileInput = { ...withoutMappings, onFailure: 'await-retry' };
 
@@ -73,9 +86,10 @@ describe('importFile on the dev server', () => {
   async function runImport(name: string, activities: ReturnType<typeof scriptedActivities>, input = importInput) {
     return ctx.harness.withWorkers(activities.activities, async (taskQueue) => {
       const handle = await ctx.harness.startImport(taskQueue, input);
+      const ids = { taskQueue, workflowId: handle.workflowId, firstRunId: handle.firstExecutionRunId };
       const outcome = await handle.result().then(
-        (result) => ({ result, taskQueue, workflowId: handle.workflowId }),
-        (err: unknown) => ({ err, taskQueue, workflowId: handle.workflowId }),
+        (result) => ({ result, ...ids }),
+        (err: unknown) => ({ err, ...ids }),
       );
       await ctx.record(name, handle);
       return outcome;
@@ -91,7 +105,7 @@ describe('importFile on the dev server', () => {
     const scripted = scriptedActivities({});
     const outcome = await runImport('import-happy-path-with-mappings', scripted);
     if (!('result' in outcome)) throw outcome.err;
-    const { result, workflowId, taskQueue } = outcome;
+    const { result, workflowId, firstRunId, taskQueue } = outcome;
     expect(scripted.calls.map((c) => c.step)).toEqual([
       'inspectSource',
       'applyFieldMappings',
@@ -100,7 +114,8 @@ describe('importFile on the dev server', () => {
       'awaitJobCompletion',
     ]);
     expect(scripted.callsOf('createImportJob')[0]?.input as CreateImportJobInput).toMatchObject({
-      jobKey: jobKeyForWorkflow(workflowId),
+      jobKey: jobKeyFor(executionJobScope(workflowId, firstRunId), inspected.etag),
+      searchAllStates: false,
     });
     const upload = scripted.callsOf('uploadData')[0];
     expect(upload?.taskQueue).toBe(uploadTaskQueue(taskQueue));
@@ -296,7 +311,7 @@ describe('importFile on the dev server', () => {
       createImportJob: [{ returns: jobCreated }, { returns: { ...jobCreated, reused: true, state: 'queued' } }],
       uploadData: [{ returns: uploaded }, { returns: { ...uploaded, skipped: true, bytesSent: 0 } }],
     });
-    const { first, again, workflowId } = await ctx.harness.withWorkers(activities, async (taskQueue) => {
+    const { first, again, workflowId, firstRunId } = await ctx.harness.withWorkers(activities, async (taskQueue) => {
       const handle = await ctx.harness.startImport(taskQueue);
       const first = await handle.result();
       const history = await handle.fetchHistory();
@@ -311,14 +326,85 @@ describe('importFile on the dev server', () => {
       const resetRun = ctx.harness.env.client.workflow.getHandle<typeof importFile>(handle.workflowId, runId ?? '');
       const again = await resetRun.result();
       await ctx.record('import-reset-after-upload', resetRun);
-      return { first, again, workflowId: handle.workflowId };
+      return { first, again, workflowId: handle.workflowId, firstRunId: handle.firstExecutionRunId };
     });
     // The reset run ran every step again; the activities (here scripted) found the job and the accepted upload.
-    const jobKey = jobKeyForWorkflow(workflowId);
-    expect(callsOf('createImportJob').map((c) => (c.input as CreateImportJobInput).jobKey)).toEqual([jobKey, jobKey]);
+    // The key rests on the first run id, which the reset run keeps; after a Reset it looks beyond new jobs.
+    const jobKey = jobKeyFor(executionJobScope(workflowId, firstRunId), inspected.etag);
+    expect(
+      callsOf('createImportJob').map((c) => {
+        const { jobKey, searchAllStates } = c.input as CreateImportJobInput;
+        return { jobKey, searchAllStates };
+      }),
+    ).toEqual([
+      { jobKey, searchAllStates: false },
+      { jobKey, searchAllStates: true },
+    ]);
     expect(callsOf('uploadData')).toHaveLength(2);
     expect(first).toMatchObject({ jobReused: false, uploadSkipped: false });
     expect(again).toMatchObject({ jobId: first.jobId, jobReused: true, uploadSkipped: true, state: 'completed' });
+  });
+
+  describe('the job key', () => {
+    const keysAsked = (calls: { step: Step; input: unknown }[]) =>
+      calls
+        .filter((c) => c.step === 'createImportJob')
+        .map((c) => c.input as CreateImportJobInput)
+        .map(({ jobKey, searchAllStates }) => ({ jobKey, searchAllStates }));
+
+    it('changes for a fresh start with the same workflow id, which imports anew', async () => {
+      const { activities, calls } = scriptedActivities({});
+      await ctx.harness.withWorkers(activities, async (taskQueue) => {
+        await (await ctx.harness.startImport(taskQueue)).result();
+        await (await ctx.harness.startImport(taskQueue)).result();
+      });
+      const [first, second] = keysAsked(calls);
+      expect(second?.jobKey).not.toBe(first?.jobKey);
+      expect(second?.searchAllStates).toBe(false);
+    });
+
+    it('is shared by executions given the same jobScope (the nightly retrying an object)', async () => {
+      const { activities, calls } = scriptedActivities({});
+      const input: ImportFileInput = { ...importInput, jobScope: 'import-feed-0123456789abcdef' };
+      await ctx.harness.withWorkers(activities, async (taskQueue) => {
+        await (await ctx.harness.startImport(taskQueue, input)).result();
+        await (await ctx.harness.startImport(taskQueue, input)).result();
+      });
+      const [first, second] = keysAsked(calls);
+      expect(first).toEqual({ jobKey: jobKeyFor(input.jobScope as string, inspected.etag), searchAllStates: true });
+      expect(second).toEqual(first);
+    });
+  });
+
+  it('retries a 401 that came back after the token rotated (the server applies the policy, not only the flag)', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'token-'));
+    const tokenFile = path.join(dir, 'token');
+    await writeFile(tokenFile, DEMO_TOKENS.expired);
+    const sim = await startSimulator();
+    const service = new ServiceClient({
+      baseUrl: sim.baseUrl,
+      tokens: createTokenSource({ kind: 'file', path: tokenFile }),
+    });
+    try {
+      const { activities } = scriptedActivities({});
+      activities.createImportJob = makeCreateImportJob({ service, budget: budgetWith() });
+      // The service is slow to refuse the expired token; the sidecar rotates the file meanwhile.
+      sim.delayNext('listJobs', 1_000);
+      const result = await ctx.harness.withWorkers(activities, async (taskQueue) => {
+        const handle = await ctx.harness.startImport(taskQueue, { ...importInput, tenant: GATE_TENANT });
+        while (!sim.requests().some((r) => r.endpoint === 'listJobs')) await new Promise((r) => setTimeout(r, 10));
+        await writeFile(tokenFile, DEMO_TOKENS.importer);
+        return handle.result();
+      });
+      const lists = sim.requests().filter((r) => r.endpoint === 'listJobs');
+      expect(lists.map((r) => r.status)).toEqual([401, 200]);
+      expect(result.state).toBe('completed');
+      expect(sim.jobs()).toHaveLength(1);
+    } finally {
+      await service.close();
+      await sim.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('rejects invalid input before calling any activity', async () => {
@@ -350,6 +436,49 @@ describe('importFile budget waits on the time-skipping server', () => {
     });
     expect(callsOf('createImportJob')).toHaveLength(2);
     expect(result.seconds.waitingForBudget).toBeGreaterThan(0);
+  });
+
+  it('reports a job that completed during a budget wait past the job timeout as completed, not timed out', async () => {
+    const sim = await startSimulator({ processingMs: 10 });
+    const service = new ServiceClient({
+      baseUrl: sim.baseUrl,
+      tokens: createTokenSource({ kind: 'env', token: new Secret(DEMO_TOKENS.importer) }),
+    });
+    try {
+      const job = await service.createJob({ dataImportName: 'hole 7', entityType: 'Account' });
+      const csv = Buffer.from('Account Name,Account Domain\nAcme,acme.example\n');
+      await service.submitData(job.id, [csv], { contentLength: csv.length });
+      const realAwait = makeAwaitJobCompletion({
+        service,
+        budget: budgetWith(),
+        poll: { scheduleMs: [50], jitterRatio: 0 },
+      });
+      let awaits = 0;
+      const { activities } = scriptedActivities({
+        createImportJob: [{ returns: { ...jobCreated, jobId: job.id } }],
+      });
+      activities.awaitJobCompletion = async (input) => {
+        awaits += 1;
+        // The first wait hits the service's daily limit at once; the workflow waits for the window
+        // (at least a minute), far past this import's one-second job timeout.
+        if (awaits === 1) {
+          const { message, type, details } = budgetExhausted('jobStatus', new Date(Date.now() + 1_000).toISOString());
+          throw ApplicationFailure.create({ message, type, nonRetryable: true, details });
+        }
+        return realAwait(input);
+      };
+      const result = await ctx.harness.withWorkers(activities, async (taskQueue) =>
+        (
+          await ctx.harness.startImport(taskQueue, { ...importInput, tenant: GATE_TENANT, jobTimeoutMs: 1_000 })
+        ).result(),
+      );
+      expect(result).toMatchObject({ jobId: job.id, state: 'completed' });
+      expect(result.seconds.waitingForBudget).toBeGreaterThan(1);
+      expect(sim.requests().filter((r) => r.endpoint === 'jobStatus')).toHaveLength(1);
+    } finally {
+      await service.close();
+      await sim.close();
+    }
   });
 
   it('resumes the completion wait after a budget wait with the same start instant, at the slowest poll rate', async () => {

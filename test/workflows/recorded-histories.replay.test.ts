@@ -20,6 +20,14 @@ import { loadRecordedHistories } from './recorded-histories.js';
 import { answersOf, asHistoryHoldsIt, bundleForReplay, recordOfHistory, replay } from './replay.js';
 
 const fixtures = loadRecordedHistories();
+
+/** A run an operator's Reset started: its history holds the workflow task the Reset failed. */
+const isResetRun = (history: { events: Record<string, unknown>[] }) =>
+  history.events.some(
+    (e) =>
+      (e.workflowTaskFailedEventAttributes as { cause?: string } | undefined)?.cause ===
+      'WORKFLOW_TASK_FAILED_CAUSE_RESET_WORKFLOW',
+  );
 let code: string;
 
 beforeAll(async () => {
@@ -40,8 +48,16 @@ describe('recorded histories replay with today’s workflow code', () => {
   it.each(fixtures.map((f) => [f.file, f.recorded] as const))('%s', async (file, recorded) => {
     const done = await replay(code, recorded.history, recorded.workflowId);
     const recordedRun = recordOfHistory(recorded.history);
-    if (file.includes(path.sep)) expect(answersOf(done)).toEqual(answersOf(recordedRun));
-    else expect(asHistoryHoldsIt(done, recordedRun)).toEqual(recordedRun);
+    if (file.includes(path.sep)) {
+      expect(answersOf(done)).toEqual(answersOf(recordedRun));
+    } else if (isResetRun(recorded.history)) {
+      // The SDK's replayer runs a reset run under its first run's id, not its own: inputs derived from the
+      // run id (the job search after a Reset) differ there, so only the steps and the answers are compared.
+      expect(answersOf(done)).toEqual(answersOf(recordedRun));
+      expect(done.activities.map((a) => a.activityType)).toEqual(recordedRun.activities.map((a) => a.activityType));
+    } else {
+      expect(asHistoryHoldsIt(done, recordedRun)).toEqual(recordedRun);
+    }
   });
 });
 

@@ -1,10 +1,12 @@
 /**
  * The demo's Temporal: a running server named by TEMPORAL_ADDRESS, else a dev
- * server started from the binary at TEMPORAL_SERVER_PATH, else one the SDK
- * downloads. Where nothing can be downloaded (no network), the failure is
- * one line that says how to point the demo at a server or a binary.
+ * server with its Web UI started from the binary `findTemporalBinary` finds
+ * (TEMPORAL_SERVER_PATH, the project's `.temporal/` install, PATH), else one
+ * the SDK downloads. Every failure is one line that says how to get a server.
  */
+import { createServer } from 'node:net';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { describeBinary, type FoundBinary, findTemporalBinary } from '../temporal-binaries.js';
 import { transportFailureReason } from '../transport-errors.js';
 
 export class DemoSetupError extends Error {
@@ -12,55 +14,102 @@ export class DemoSetupError extends Error {
 }
 
 export const NO_SERVER_HINT =
-  'point the demo at a running server with TEMPORAL_ADDRESS=host:7233, or at a Temporal CLI binary with TEMPORAL_SERVER_PATH=/path/to/temporal';
+  'install one with `npm run setup:temporal`, point the demo at a Temporal CLI binary with TEMPORAL_SERVER_PATH=/path/to/temporal, or at a running server with TEMPORAL_ADDRESS=host:7233';
 
 export interface LocalTemporal {
   env: TestWorkflowEnvironment;
   address: string;
   namespace: string;
+  /** One line: which server this is and where its binary came from. */
+  origin: string;
   /** The Web UI, when this process started the server (otherwise TEMPORAL_UI_URL applies). */
   uiUrl?: string;
 }
+
+/** Finds the dev-server binary; undefined means the SDK downloads one. Replaceable in tests. */
+export type BinaryFinder = (env: NodeJS.ProcessEnv) => FoundBinary | undefined;
+
+const findDevServer: BinaryFinder = (env) => findTemporalBinary('dev-server', env);
 
 function firstLine(err: unknown): string {
   return ((err as Error)?.message ?? String(err)).split('\n')[0] ?? 'unknown error';
 }
 
-export async function startLocalTemporal(env: NodeJS.ProcessEnv): Promise<LocalTemporal> {
-  const address = env.TEMPORAL_ADDRESS?.trim();
-  const namespace = env.TEMPORAL_NAMESPACE?.trim() || 'default';
-  if (address) {
-    try {
-      const existing = await TestWorkflowEnvironment.createFromExistingServer({ address, namespace });
-      return { env: existing, address, namespace };
-    } catch (err) {
-      throw new DemoSetupError(`cannot reach Temporal at TEMPORAL_ADDRESS=${address} (${transportFailureReason(err)})`);
-    }
-  }
+/** A port that was free a moment ago: the UI's default (frontend port + 1000) may be taken on a shared machine. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
 
-  const serverPath = env.TEMPORAL_SERVER_PATH?.trim();
+async function connectToRunning(address: string, namespace: string): Promise<LocalTemporal> {
+  try {
+    const env = await TestWorkflowEnvironment.createFromExistingServer({ address, namespace });
+    return { env, address, namespace, origin: `running server at TEMPORAL_ADDRESS=${address}` };
+  } catch (err) {
+    throw new DemoSetupError(`cannot reach Temporal at TEMPORAL_ADDRESS=${address} (${transportFailureReason(err)})`);
+  }
+}
+
+function findBinary(env: NodeJS.ProcessEnv, find: BinaryFinder): FoundBinary | undefined {
+  try {
+    return find(env);
+  } catch (err) {
+    // TEMPORAL_SERVER_PATH names something that is not an executable file.
+    throw new DemoSetupError(`${firstLine(err)}; ${NO_SERVER_HINT}`);
+  }
+}
+
+function startFailure(binary: FoundBinary | undefined, reason: string): DemoSetupError {
+  if (binary) return new DemoSetupError(`cannot start the Temporal dev server ${binary.path} (${reason})`);
+  if (/download/i.test(reason)) {
+    return new DemoSetupError(
+      `cannot start a local Temporal server: none is installed and its binary could not be downloaded (no network?); ${NO_SERVER_HINT}`,
+    );
+  }
+  return new DemoSetupError(`cannot start a local Temporal server (${reason}); ${NO_SERVER_HINT}`);
+}
+
+/** Starts a dev server with its Web UI on a free port, from the binary found or the SDK's download. */
+export async function startDevServer(
+  env: NodeJS.ProcessEnv,
+  find: BinaryFinder = findDevServer,
+): Promise<LocalTemporal & { uiUrl: string }> {
+  const namespace = env.TEMPORAL_NAMESPACE?.trim() || 'default';
+  const binary = findBinary(env, find);
+  const uiPort = await freePort();
   let started: TestWorkflowEnvironment;
   try {
     started = await TestWorkflowEnvironment.createLocal({
       server: {
         namespace,
         ui: true,
-        executable: serverPath ? { type: 'existing-path', path: serverPath } : undefined,
+        uiPort,
+        executable: binary ? { type: 'existing-path', path: binary.path } : undefined,
       },
     });
   } catch (err) {
-    const reason = firstLine(err);
-    if (serverPath) {
-      throw new DemoSetupError(`cannot start the Temporal server at TEMPORAL_SERVER_PATH=${serverPath} (${reason})`);
-    }
-    if (/download/i.test(reason)) {
-      throw new DemoSetupError(
-        `cannot start a local Temporal server: its binary could not be downloaded (no network?); ${NO_SERVER_HINT}`,
-      );
-    }
-    throw new DemoSetupError(`cannot start a local Temporal server (${reason}); ${NO_SERVER_HINT}`);
+    throw startFailure(binary, firstLine(err));
   }
-  const port = Number(started.address.split(':').at(-1));
-  // The dev server serves its UI on the frontend port + 1000 unless told otherwise.
-  return { env: started, address: started.address, namespace, uiUrl: `http://127.0.0.1:${port + 1000}` };
+  return {
+    env: started,
+    address: started.address,
+    namespace,
+    origin: describeBinary('dev-server', binary),
+    uiUrl: `http://127.0.0.1:${uiPort}`,
+  };
+}
+
+export async function startLocalTemporal(
+  env: NodeJS.ProcessEnv,
+  find: BinaryFinder = findDevServer,
+): Promise<LocalTemporal> {
+  const address = env.TEMPORAL_ADDRESS?.trim();
+  if (address) return connectToRunning(address, env.TEMPORAL_NAMESPACE?.trim() || 'default');
+  return startDevServer(env, find);
 }

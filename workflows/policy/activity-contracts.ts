@@ -50,18 +50,23 @@ export interface ApplyFieldMappingsResult {
 }
 
 export interface CreateImportJobInput extends BudgetScope {
-  /** Derived from the workflow id (not the run id): finds the job a reset run already created. */
+  /** Names this import's job (see job-key.ts): a lost response, a retry and a Reset find the job by it. */
   jobKey: string;
   dataImportName: string;
   entityType: EntityType;
   importSource?: string;
   activityTypeId?: number;
-  /** Jobs created before this instant cannot be ours; bounds the search (ISO). */
-  notBefore: string;
+  /**
+   * An earlier run may have created the job and sent it data (a Reset run, or
+   * an earlier execution with the same jobScope): look among processing and
+   * completed jobs too, not only among new ones.
+   */
+  searchAllStates?: boolean;
 }
 
 export interface CreateImportJobResult {
-  jobId: number;
+  /** The service's int64 job id, as a decimal string. */
+  jobId: string;
   /** True when the job already existed (a lost response or a reset). */
   reused: boolean;
   state: string;
@@ -69,7 +74,7 @@ export interface CreateImportJobResult {
 }
 
 export interface UploadDataInput extends BudgetScope {
-  jobId: number;
+  jobId: string;
   bucket: string;
   key: string;
   /** The ETag seen at preflight: the read is pinned to it (If-Match). */
@@ -103,7 +108,7 @@ export interface UploadProgress {
 }
 
 export interface AwaitJobCompletionInput extends BudgetScope {
-  jobId: number;
+  jobId: string;
   /** Overall limit on waiting, from the first poll (ms). */
   timeoutMs: number;
   /** Where to start in the poll schedule, when resuming after a budget wait. */
@@ -116,6 +121,21 @@ export interface AwaitJobCompletionResult {
   state: 'completed';
   polls: number;
   apiCalls: ApiCallCounts;
+}
+
+/**
+ * Heartbeat details of createImportJob: where its search for the job stands,
+ * so that a retried attempt continues instead of paging from the start again.
+ */
+export interface JobLookupProgress {
+  /** Index into the states searched (new, then processing, completed). */
+  stateIndex: number;
+  /** The next page to ask for: 0 means the service's first page (no `page` sent). */
+  page: number;
+  /** ISO instant the search started; only a search that started after the last possible create counts. */
+  startedAt: string;
+  /** ISO instant of the last create whose outcome is unknown, if any. */
+  createdAt?: string;
 }
 
 /** Heartbeat details of awaitJobCompletion. */

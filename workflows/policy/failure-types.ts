@@ -12,6 +12,8 @@ export const ServiceFailure = {
   ServerError: 'ServerError',
   Timeout: 'Timeout',
   Network: 'Network',
+  /** A 2xx whose body the worker cannot use (not JSON, or a field it needs is missing or wrong). */
+  UnusableResponse: 'UnusableResponse',
 } as const;
 
 export const PipelineFailure = {
@@ -55,59 +57,76 @@ export type FailureType =
   | (typeof PipelineFailure)[keyof typeof PipelineFailure];
 
 /**
- * Never retried by Temporal: the spec forbids retrying 400/401/403/404
- * unchanged, and the file and mapping errors do not heal by themselves.
- * BudgetExhausted is handled by the workflow (a durable wait), not by retries.
+ * What each failure means, in one place the compiler checks: a new type
+ * that is not placed here does not build.
+ * - `retry`: transient; Temporal retries the activity with backoff;
+ * - `operator`: a person can fix it (a token, a permission, a file, a mapping
+ *   source); the import fails, or waits for `retry` with `onFailure: 'await-retry'`;
+ * - `budget-wait`: a daily window is spent; the workflow waits for its reset;
+ * - `fatal`: the import fails.
  */
-export const NON_RETRYABLE_FAILURES: readonly FailureType[] = [
-  'InvalidInput',
-  'Unauthorized',
-  'Forbidden',
-  'NotFound',
-  'BadRequest',
-  'SourceNotFound',
-  'FileTooLarge',
-  'EmptyFile',
-  'InvalidCsvHeader',
-  'MappingMismatch',
-  'MappingNotApplied',
-  'SourceChanged',
-  'UploadUnconfirmed',
-  'UploadIncomplete',
-  'UnexpectedJobState',
-  'SourceAccessDenied',
-  'JobFailed',
-  'JobTimedOut',
-  'BudgetExhausted',
-  'DailyLimitReached',
-  'TenantMismatch',
-  'BudgetReservationRejected',
-];
+export type Handling = 'retry' | 'operator' | 'budget-wait' | 'fatal';
+
+export const FAILURE_HANDLING = {
+  Unauthorized: 'operator',
+  Forbidden: 'operator',
+  NotFound: 'operator',
+  BadRequest: 'operator',
+  RateLimited: 'retry',
+  ServerError: 'retry',
+  Timeout: 'retry',
+  Network: 'retry',
+  UnusableResponse: 'operator',
+  InvalidInput: 'fatal',
+  SourceNotFound: 'operator',
+  FileTooLarge: 'operator',
+  EmptyFile: 'operator',
+  InvalidCsvHeader: 'operator',
+  MappingMismatch: 'operator',
+  MappingNotApplied: 'operator',
+  SourceChanged: 'operator',
+  UploadStalled: 'retry',
+  UploadUnconfirmed: 'operator',
+  UploadIncomplete: 'fatal',
+  UnexpectedJobState: 'operator',
+  SourceAccessDenied: 'operator',
+  SourceReadFailed: 'retry',
+  JobFailed: 'fatal',
+  JobTimedOut: 'fatal',
+  BudgetExhausted: 'budget-wait',
+  DailyLimitReached: 'budget-wait',
+  TenantMismatch: 'fatal',
+  BudgetReservationRejected: 'fatal',
+} as const satisfies Record<FailureType, Handling>;
 
 /**
- * Failures an operator can fix outside the workflow (a new token, a permission,
- * a corrected file or mapping source). With `onFailure: 'await-retry'` the
- * workflow waits for a `retry` signal on these instead of failing.
+ * Types whose single failures decide for themselves whether Temporal retries
+ * them (the ApplicationFailure's own `nonRetryable` flag): a 401 after the
+ * token rotated is a changed request and is retried, another 401 is not; an
+ * unusable response is retried a few times, then not. They must stay out of
+ * the retry policy's list, which the server applies whatever the flag says.
  */
-export const OPERATOR_FIXABLE_FAILURES: readonly FailureType[] = [
-  'Unauthorized',
-  'Forbidden',
-  'NotFound',
-  'BadRequest',
-  'SourceNotFound',
-  'FileTooLarge',
-  'EmptyFile',
-  'InvalidCsvHeader',
-  'MappingMismatch',
-  'MappingNotApplied',
-  'SourceChanged',
-  'UploadUnconfirmed',
-  'UnexpectedJobState',
-  'SourceAccessDenied',
-];
+export const DECIDED_PER_FAILURE = ['Unauthorized', 'UnusableResponse'] as const satisfies readonly FailureType[];
+
+function typesHandled(test: (handling: Handling) => boolean): readonly FailureType[] {
+  return (Object.keys(FAILURE_HANDLING) as FailureType[]).filter((type) => test(FAILURE_HANDLING[type]));
+}
+
+/** Failures Temporal never retries (by their type): everything not `retry`, but the ones decided per failure. */
+export const NON_RETRYABLE_FAILURES: readonly FailureType[] = typesHandled((h) => h !== 'retry').filter(
+  (type) => !(DECIDED_PER_FAILURE as readonly string[]).includes(type),
+);
+
+/** Whether a failure of this type is retried, unless the failure itself says otherwise. */
+export function isRetryableByDefault(type: FailureType): boolean {
+  return FAILURE_HANDLING[type] === 'retry';
+}
+
+/** Failures an operator can fix; with `onFailure: 'await-retry'` the workflow waits for `retry` on these. */
+export const OPERATOR_FIXABLE_FAILURES: readonly FailureType[] = typesHandled((h) => h === 'operator');
 
 /** Failures that mean "a daily window is spent": wait for its reset, never fail. */
-export const BUDGET_WAIT_FAILURES: readonly FailureType[] = ['BudgetExhausted', 'DailyLimitReached'];
+export const BUDGET_WAIT_FAILURES: readonly FailureType[] = typesHandled((h) => h === 'budget-wait');
 
 /** Details carried by a BudgetExhausted / DailyLimitReached failure. */
 export interface BudgetWaitDetails {

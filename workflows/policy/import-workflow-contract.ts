@@ -52,7 +52,8 @@ export interface ImportProgress {
   phase: ImportPhase;
   /** The tenant the input named, if any (the budgets are always the worker's tenant's). */
   tenant?: string;
-  jobId?: number;
+  /** The service's int64 job id, as a decimal string. */
+  jobId?: string;
   jobState?: string;
   totalBytes?: number;
   /** Set while a daily budget is spent: the ISO instant the workflow resumes. */
@@ -73,7 +74,8 @@ export interface ImportStepSeconds {
 }
 
 export interface ImportFileResult {
-  jobId: number;
+  /** The service's int64 job id, as a decimal string. */
+  jobId: string;
   state: 'completed';
   bytes: number;
   etag: string;

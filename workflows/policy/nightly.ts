@@ -129,6 +129,9 @@ export function importInputForObject(feedId: string, feed: NightlyFeed, object: 
     tenant: feed.tenant,
     // Unattended: a failed object fails its child, and the next night retries it.
     onFailure: 'fail',
+    // The retry next night is the same import of the same object version: it picks up the
+    // earlier child's job (unless the service marked it failed) instead of importing it twice.
+    jobScope: feedObjectWorkflowId(feedId, feed.bucket, object.key, object.etag),
   };
   if (feed.importSource !== undefined) input.importSource = feed.importSource;
   if (feed.activityTypeId !== undefined) input.activityTypeId = feed.activityTypeId;

@@ -2,8 +2,9 @@
  * Timeouts and retries per import step. Transient failures (5xx, timeouts,
  * network, a concurrency 429) are retried by Temporal with backoff for as long
  * as they last: an outage is waited out, not turned into a failed import. The
- * failures in NON_RETRYABLE_FAILURES reach the workflow at once, which decides
- * (budget wait, operator retry, or fail).
+ * failures in NON_RETRYABLE_FAILURES (derived from the failure table) and the
+ * single failures flagged non-retryable reach the workflow at once, which
+ * decides (budget wait, operator retry, or fail).
  */
 import type { ActivityOptions, RetryPolicy } from '@temporalio/common';
 import { NON_RETRYABLE_FAILURES } from './failure-types.js';
@@ -19,6 +20,14 @@ export const ACTIVITY_RETRY_POLICY: RetryPolicy = {
 
 /** One or a few service calls, or an S3 HEAD and header read. */
 export const SHORT_CALL_TIMEOUT_MS = 2 * 60 * 1000;
+/**
+ * Finding or creating the job: a search over many list pages and a wait for
+ * an uncertain create to settle. It heartbeats its place, so a retry
+ * continues the search; a dead worker is noticed after the heartbeat timeout,
+ * which is longer than the create's settle time.
+ */
+export const CREATE_JOB_TIMEOUT_MS = 10 * 60 * 1000;
+export const CREATE_JOB_HEARTBEAT_MS = 2 * 60 * 1000;
 /** A 5 GB upload at a pessimistic 1 MB/s takes under 1.5 h; 6 h leaves room for a slow link. */
 export const UPLOAD_TIMEOUT_MS = 6 * 60 * 60 * 1000;
 export const UPLOAD_HEARTBEAT_MS = 60 * 1000;
@@ -41,8 +50,9 @@ export function activityOptionsFor(step: ImportStep, ctx: StepOptionsContext): A
   switch (step) {
     case 'inspectSource':
     case 'applyFieldMappings':
-    case 'createImportJob':
       return { startToCloseTimeout: SHORT_CALL_TIMEOUT_MS, retry };
+    case 'createImportJob':
+      return { startToCloseTimeout: CREATE_JOB_TIMEOUT_MS, heartbeatTimeout: CREATE_JOB_HEARTBEAT_MS, retry };
     case 'uploadData':
       return {
         taskQueue: ctx.uploadTaskQueue,
