@@ -1,9 +1,18 @@
 /**
- * Child workflow events for the shared HistoryBuilder (test/workflows), which
- * builds activities, timers and signals but no children: start initiated,
- * started, completed, failed, and a start refused because the id exists.
+ * Nightly histories for the shared HistoryBuilder (test/workflows): child
+ * workflow events (start initiated, started, completed), and the inputs
+ * nightlyImport gives its activities, so a built night records what a real
+ * one does. Failed and refused child starts appear in the recorded nights.
  */
-import { HistoryBuilder, jsonPayload } from '../workflows/history-builder.js';
+import { LIST_PAGE_SIZE } from '../../workflows/nightly-import.js';
+import type { ListFeedObjectsResult } from '../../workflows/policy/activity-contracts.js';
+import type { NightlyImportInput } from '../../workflows/policy/nightly.js';
+import {
+  type ActivityOutcome,
+  HistoryBuilder,
+  type HistoryOptions,
+  jsonPayload,
+} from '../workflows/history-builder.js';
 
 type Json = Record<string, unknown>;
 
@@ -18,6 +27,38 @@ export interface ChildRef {
 type EventWriter = { push(eventType: string, attributesKey: string, attributes: Json): number };
 
 export class NightlyHistoryBuilder extends HistoryBuilder {
+  private readonly night: NightlyImportInput;
+  /** The continuation token the next listing starts from. */
+  private listFrom: string | undefined;
+
+  constructor(options: HistoryOptions) {
+    super(options);
+    this.night = options.args[0] as NightlyImportInput;
+    this.listFrom = this.night.continuationToken;
+  }
+
+  /** An activity of the night; the two nightly activities get the input the workflow gives them. */
+  override activity(
+    activityType: string,
+    outcome: ActivityOutcome,
+    options: { input?: unknown; taskQueue?: string } = {},
+  ): this {
+    const { feed } = this.night;
+    let input = options.input;
+    if (input === undefined && activityType === 'readBudgetUsage') input = { tenant: feed.tenant };
+    if (input === undefined && activityType === 'listFeedObjects') {
+      input = {
+        bucket: feed.bucket,
+        prefix: feed.prefix,
+        pattern: feed.pattern,
+        continuationToken: this.listFrom,
+        maxKeys: LIST_PAGE_SIZE,
+      };
+      if ('returns' in outcome) this.listFrom = (outcome.returns as ListFeedObjectsResult).nextContinuationToken;
+    }
+    return super.activity(activityType, outcome, { ...options, input });
+  }
+
   private write(eventType: string, attributesKey: string, attributes: Json): number {
     return (this as unknown as EventWriter).push(eventType, attributesKey, attributes);
   }
@@ -53,7 +94,7 @@ export class NightlyHistoryBuilder extends HistoryBuilder {
     return { workflowId, workflowType, initiatedId };
   }
 
-  childStarted(ref: ChildRef, task: { suggestContinueAsNew?: boolean } = {}): this {
+  childStarted(ref: ChildRef): this {
     ref.startedId = this.write(
       'EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_STARTED',
       'childWorkflowExecutionStartedEventAttributes',
@@ -64,19 +105,6 @@ export class NightlyHistoryBuilder extends HistoryBuilder {
         workflowType: { name: ref.workflowType },
       },
     );
-    return this.workflowTask(task);
-  }
-
-  /** The server refused the start: a workflow with this id already exists (and the reuse policy forbids another). */
-  childAlreadyExists(ref: ChildRef): this {
-    this.write('EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_FAILED', 'startChildWorkflowExecutionFailedEventAttributes', {
-      namespace: 'default',
-      workflowId: ref.workflowId,
-      workflowType: { name: ref.workflowType },
-      cause: 'START_CHILD_WORKFLOW_EXECUTION_FAILED_CAUSE_WORKFLOW_ALREADY_EXISTS',
-      initiatedEventId: String(ref.initiatedId),
-      workflowTaskCompletedEventId: this.lastWorkflowTaskCompletedId(),
-    });
     return this.workflowTask();
   }
 
@@ -88,23 +116,6 @@ export class NightlyHistoryBuilder extends HistoryBuilder {
       workflowType: { name: ref.workflowType },
       initiatedEventId: String(ref.initiatedId),
       startedEventId: String(ref.startedId),
-    });
-    return this.workflowTask();
-  }
-
-  childFailed(ref: ChildRef, failure: { type: string; message: string }): this {
-    this.write('EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_FAILED', 'childWorkflowExecutionFailedEventAttributes', {
-      failure: {
-        message: failure.message,
-        source: 'TypeScriptSDK',
-        applicationFailureInfo: { type: failure.type, nonRetryable: true },
-      },
-      namespace: 'default',
-      workflowExecution: this.execution(ref),
-      workflowType: { name: ref.workflowType },
-      initiatedEventId: String(ref.initiatedId),
-      startedEventId: String(ref.startedId),
-      retryState: 'RETRY_STATE_NON_RETRYABLE_FAILURE',
     });
     return this.workflowTask();
   }

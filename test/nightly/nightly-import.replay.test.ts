@@ -1,11 +1,12 @@
 /**
  * The nightlyImport workflow, replayed in the real SDK sandbox against
- * histories built from scenarios: each test states the exact commands a night
- * must produce (which activity, which child with which id, which timer), and
- * the replay fails if the workflow's commands differ.
+ * histories built for what the recorded nights (test/workflows/histories/)
+ * do not cover: a feed of 600 objects (600 child imports on a server). Each
+ * test states the
+ * exact commands a night must produce, and the replay fails if the workflow's
+ * commands differ in kind or order, or in what they carry (activity inputs,
+ * child ids and inputs, timer durations, continue-as-new input, result).
  */
-import path from 'node:path';
-import { bundleWorkflowCode, DefaultLogger, type InjectedSinks, Runtime, Worker } from '@temporalio/worker';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CHILD_STARTS_PER_RUN, LIST_PAGE_SIZE } from '../../workflows/nightly-import.js';
 import type { BudgetUsage, FeedObject, ListFeedObjectsResult } from '../../workflows/policy/activity-contracts.js';
@@ -18,56 +19,34 @@ import {
   type NightlyTally,
 } from '../../workflows/policy/nightly.js';
 import type { History } from '../workflows/history-builder.js';
+import {
+  asHistoryHoldsIt,
+  bundleForReplay,
+  type RunRecord,
+  recordOfHistory,
+  replay as replayWith,
+} from '../workflows/replay.js';
 import { NightlyHistoryBuilder } from './child-history.js';
-import type { RecorderSinks } from './recording-interceptors.js';
 
-const workflowsPath = path.resolve(import.meta.dirname, '../../workflows/index.ts');
-const recorderPath = path.resolve(import.meta.dirname, 'recording-interceptors.ts');
-const silent = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
 let code: string;
 
 beforeAll(async () => {
-  Runtime.install({ logger: new DefaultLogger('ERROR') });
-  ({ code } = await bundleWorkflowCode({ workflowsPath, workflowInterceptorModules: [recorderPath], logger: silent }));
-});
+  code = await bundleForReplay();
+}, 60_000);
 
-interface Recording {
-  children: { workflowType: string; workflowId: string; args: unknown[] }[];
-  continuedAsNew?: unknown[];
-  result?: unknown;
-}
-
-/** Replays the history and reports what the workflow did: the children it started, how it ended. */
-async function replay(history: History): Promise<Recording> {
-  const seen: Recording = { children: [] };
-  const sinks: InjectedSinks<RecorderSinks> = {
-    recorder: {
-      childStarted: {
-        fn: (_info, workflowType, workflowId, args) => {
-          seen.children.push({ workflowType, workflowId, args });
-        },
-        callDuringReplay: true,
-      },
-      continuedAsNew: {
-        fn: (_info, args) => {
-          seen.continuedAsNew = args;
-        },
-        callDuringReplay: true,
-      },
-      completed: {
-        fn: (_info, result) => {
-          seen.result = result;
-        },
-        callDuringReplay: true,
-      },
-    },
-  };
-  await Worker.runReplayHistory({ workflowBundle: { code }, sinks }, history, 'nightly-accounts');
-  return seen;
+/**
+ * Replays the history and reports what the workflow did: the children it
+ * started (ids and inputs), its activities and timers, how it ended; each is
+ * also checked against what the history records.
+ */
+async function replay(history: History): Promise<RunRecord> {
+  const done = await replayWith(code, history, 'nightly-accounts');
+  const recorded = recordOfHistory(history);
+  expect(asHistoryHoldsIt(done, recorded)).toEqual(recorded);
+  return done;
 }
 
 const idOf = (o: FeedObject) => feedObjectWorkflowId(FEED_ID, feed.bucket, o.key, o.etag);
-const childIds = (r: Recording) => r.children.map((c) => c.workflowId);
 
 const FEED_ID = 'accounts';
 const feed: NightlyFeed = {
@@ -102,167 +81,9 @@ function page(objects: FeedObject[], nextContinuationToken?: string): { returns:
   return { returns: nextContinuationToken ? { objects, nextContinuationToken } : { objects } };
 }
 
-function child(h: NightlyHistoryBuilder, o: FeedObject) {
-  return h.initiateChild('importFile', idOf(o), importInputForObject(FEED_ID, feed, o));
-}
-
 const tally = (t: Partial<NightlyTally>): NightlyTally => ({ ...emptyTally(), ...t });
 
 describe('nightlyImport replays', () => {
-  it('imports a new object, skips one imported before, and reports both', async () => {
-    const [fresh, old] = [object('2026-11-22.csv'), object('2026-11-21.csv')];
-    const h = night()
-      .activity('listFeedObjects', page([fresh, old]))
-      .activity('readBudgetUsage', { returns: budget(100) });
-    const first = child(h, fresh);
-    h.childStarted(first);
-    h.childAlreadyExists(child(h, old));
-    h.childCompleted(first, { jobId: 1, state: 'completed' });
-    const expected = tally({ started: 1, skippedAlreadyImported: 1, succeeded: 1 });
-    const seen = await replay(h.completeWorkflow(expected));
-    expect(seen.children).toEqual([
-      { workflowType: 'importFile', workflowId: idOf(fresh), args: [importInputForObject(FEED_ID, feed, fresh)] },
-      { workflowType: 'importFile', workflowId: idOf(old), args: [importInputForObject(FEED_ID, feed, old)] },
-    ]);
-    expect(seen.result).toEqual(expected);
-  });
-
-  it('lists a failed import with its key, workflow id and reason', async () => {
-    const bad = object('broken.csv');
-    const h = night()
-      .activity('listFeedObjects', page([bad]))
-      .activity('readBudgetUsage', { returns: budget(100) });
-    const ref = child(h, bad);
-    h.childStarted(ref).childFailed(ref, { type: 'InvalidCsvHeader', message: 'header lacks Account Domain' });
-    const expected = tally({
-      started: 1,
-      failedCount: 1,
-      failed: [{ key: bad.key, workflowId: idOf(bad), reason: 'InvalidCsvHeader: header lacks Account Domain' }],
-    });
-    const seen = await replay(h.completeWorkflow(expected));
-    expect(seen.result).toEqual(expected);
-  });
-
-  it('waits for the daily window to reset when the budget is spent, then starts the deferred object', async () => {
-    const o = object('2026-11-22.csv');
-    const h = night()
-      .activity('listFeedObjects', page([o]))
-      .activity('readBudgetUsage', { returns: budget(0) })
-      .timer(Date.parse(RESET) - Date.parse(START))
-      .activity('readBudgetUsage', { returns: budget(1200) });
-    const ref = child(h, o);
-    h.childStarted(ref).childCompleted(ref, { jobId: 7, state: 'completed' });
-    const expected = tally({ started: 1, succeeded: 1, deferredForBudget: 1 });
-    const seen = await replay(h.completeWorkflow(expected));
-    expect(childIds(seen)).toEqual([idOf(o)]);
-    expect(seen.result).toEqual(expected);
-  });
-
-  it('starts only as many children as the remaining budget allows before waiting for the reset', async () => {
-    const [a, b] = [object('a.csv'), object('b.csv')];
-    const h = night()
-      .activity('listFeedObjects', page([a, b]))
-      .activity('readBudgetUsage', { returns: budget(1) });
-    const refA = child(h, a);
-    // One call left and one child running: nothing more until the child ends and the ledger is read again.
-    h.childStarted(refA).childCompleted(refA, { jobId: 1 });
-    h.activity('readBudgetUsage', { returns: budget(0) })
-      .timer(60_000)
-      .activity('readBudgetUsage', { returns: budget(1200) });
-    const refB = child(h, b);
-    h.childStarted(refB).childCompleted(refB, { jobId: 2 });
-    const expected = tally({ started: 2, succeeded: 2, deferredForBudget: 1 });
-    const seen = await replay(h.completeWorkflow(expected));
-    expect(childIds(seen)).toEqual([idOf(a), idOf(b)]);
-    expect(seen.result).toEqual(expected);
-  });
-
-  it('starts no more children than maxConcurrentImports at once', async () => {
-    const objects = [object('a.csv'), object('b.csv'), object('c.csv')];
-    const h = night()
-      .activity('listFeedObjects', page(objects))
-      .activity('readBudgetUsage', { returns: budget(100) });
-    const a = child(h, objects[0]!);
-    h.childStarted(a);
-    const b = child(h, objects[1]!);
-    h.childStarted(b);
-    // Two running: the third waits for a slot.
-    h.childCompleted(a, { jobId: 1 });
-    const c = child(h, objects[2]!);
-    h.childStarted(c).childCompleted(b, { jobId: 2 }).childCompleted(c, { jobId: 3 });
-    const seen = await replay(h.completeWorkflow(tally({ started: 3, succeeded: 3 })));
-    expect(childIds(seen)).toEqual(objects.map(idOf));
-    expect(seen.result).toEqual(tally({ started: 3, succeeded: 3 }));
-  });
-
-  it('continues as new at a page boundary when the server suggests it, after its children end, carrying tally and token', async () => {
-    const o = object('a.csv');
-    const h = night()
-      .activity('listFeedObjects', page([o], 'token-2'))
-      .activity('readBudgetUsage', { returns: budget(100) });
-    const ref = child(h, o);
-    // The page is done once the child has started; the server's hint arrives with that workflow task.
-    h.childStarted(ref, { suggestContinueAsNew: true }).childCompleted(ref, { jobId: 1 });
-    const next = {
-      feedId: FEED_ID,
-      feed,
-      tally: tally({ started: 1, succeeded: 1 }),
-      continuationToken: 'token-2',
-      childStartsPerRun: CHILD_STARTS_PER_RUN,
-    };
-    const seen = await replay(h.continueAsNew([next]));
-    expect(seen.continuedAsNew).toEqual([next]);
-  });
-
-  it('lists the next page when the server does not suggest continue-as-new', async () => {
-    const [a, b] = [object('a.csv'), object('b.csv')];
-    const h = night()
-      .activity('listFeedObjects', page([a], 'token-2'))
-      .activity('readBudgetUsage', { returns: budget(100) });
-    const refA = child(h, a);
-    h.childStarted(refA).activity('listFeedObjects', page([b]));
-    const refB = child(h, b);
-    h.childStarted(refB).childCompleted(refA, { jobId: 1 }).childCompleted(refB, { jobId: 2 });
-    const seen = await replay(h.completeWorkflow(tally({ started: 2, succeeded: 2 })));
-    expect(seen.continuedAsNew).toBeUndefined();
-    expect(seen.result).toEqual(tally({ started: 2, succeeded: 2 }));
-  });
-
-  it('resumes from the carried token and tally after continue-as-new', async () => {
-    const o = object('z.csv');
-    const carried = tally({ started: 500, succeeded: 499, skippedAlreadyImported: 3, failedCount: 1 });
-    const h = night({ tally: carried, continuationToken: 'token-2' })
-      .activity('listFeedObjects', page([o]))
-      .activity('readBudgetUsage', { returns: budget(100) });
-    const ref = child(h, o);
-    h.childStarted(ref).childCompleted(ref, { jobId: 9 });
-    const seen = await replay(h.completeWorkflow({ ...carried, started: 501, succeeded: 500 }));
-    expect(seen.result).toEqual({ ...carried, started: 501, succeeded: 500 });
-  });
-
-  it('continues as new at the child-start threshold its own input carries, whatever the current default', async () => {
-    const serial = { ...feed, maxConcurrentImports: 1 };
-    const [a, b] = [object('a.csv'), object('b.csv')];
-    const h = night({ feed: serial, childStartsPerRun: 2 })
-      .activity('listFeedObjects', page([a], 'page-2'))
-      .activity('readBudgetUsage', { returns: budget(100) });
-    const refA = child(h, a);
-    h.childStarted(refA)
-      .activity('listFeedObjects', page([b], 'page-3'))
-      .childCompleted(refA, { jobId: 1 });
-    const refB = child(h, b);
-    h.childStarted(refB).childCompleted(refB, { jobId: 2 });
-    const next = {
-      feedId: FEED_ID,
-      feed: serial,
-      tally: tally({ started: 2, succeeded: 2 }),
-      continuationToken: 'page-3',
-      childStartsPerRun: CHILD_STARTS_PER_RUN,
-    };
-    const seen = await replay(h.continueAsNew([next]));
-    expect(seen.continuedAsNew).toEqual([next]);
-  });
-
   it('keeps each run bounded for a large feed: continue-as-new at the first page boundary past 500 starts', async () => {
     const serial = { ...feed, maxConcurrentImports: 1 };
     const objects = Array.from({ length: 3 * LIST_PAGE_SIZE }, (_, i) => object(`${String(i).padStart(5, '0')}.csv`));

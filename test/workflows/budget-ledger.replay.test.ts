@@ -1,33 +1,36 @@
 /**
- * The budget ledger entity workflow, replayed in the real SDK sandbox against
- * histories built from scenarios: reservations through updates, the
- * exhausted signal, and continue-as-new at the window's reset or when the
- * history grows.
+ * The budget ledger replayed against histories built for what a recording
+ * would make too big a fixture: runs that reach their own 1,500- or
+ * 2,000-event bound. Built without patch markers, they are runs of the
+ * ledger as it was before its patches (no seeding from the service's record,
+ * one timer to the window's end), which today's code must still replay.
+ * Everything else about the ledger (including the server's continue-as-new
+ * suggestion) replays from recorded histories
+ * (recorded-histories.replay.test.ts). The builder copies a recorded ledger
+ * run: update-with-start in the first task, the SDK's flags, one update id per
+ * request. Each replay is also compared with the history (update results,
+ * timer durations, continue-as-new input), not only its commands' order.
  */
-import path from 'node:path';
-import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   type BudgetSettings,
   LEDGER_MAX_HISTORY_EVENTS,
   type LedgerInput,
+  type LedgerState,
+  type ReserveResult,
 } from '../../workflows/policy/budget-contracts.js';
 import { BUDGETED_ENDPOINTS, type BudgetedEndpoint } from '../../workflows/policy/endpoints.js';
 import { type History, HistoryBuilder } from './history-builder.js';
+import { asHistoryHoldsIt, bundleForReplay, recordOfHistory, replay } from './replay.js';
 
-const workflowsPath = path.resolve(import.meta.dirname, '../../workflows/index.ts');
-const silent = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
 let code: string;
 
 beforeAll(async () => {
-  Runtime.install({ logger: new DefaultLogger('ERROR') });
-  ({ code } = await bundleWorkflowCode({ workflowsPath, logger: silent }));
-});
+  code = await bundleForReplay();
+}, 60_000);
 
-const replay = (history: History) =>
-  Worker.runReplayHistory({ workflowBundle: { code } }, history, 'budget-ledger-acme');
-
+const WORKFLOW_ID = 'budget-ledger-acme';
 const settings: BudgetSettings = {
   limits: Object.fromEntries(Object.entries(BUDGETED_ENDPOINTS).map(([n, e]) => [n, e.defaultDailyLimit])) as Record<
     BudgetedEndpoint,
@@ -38,71 +41,74 @@ const settings: BudgetSettings = {
 };
 const input: LedgerInput = { tenant: 'acme', settings };
 const START = '2026-01-01T10:00:00Z';
+const WINDOW_START_MS = Date.parse('2026-01-01T00:00:00Z');
 const MIDNIGHT_MS = Date.parse('2026-01-02T00:00:00Z');
+/** jobStatus: 3,600 a day less 10 % headroom. */
+const JOB_STATUS_LIMIT = 3240;
 
-function ledgerHistory() {
-  return new HistoryBuilder({ workflowType: 'budgetLedger', args: [input], startTime: START });
+/** Replays `history` and checks that the code did what it records; returns what the code did. */
+async function replayBuilt(history: History) {
+  const done = await replay(code, history, WORKFLOW_ID);
+  const recorded = recordOfHistory(history);
+  expect(asHistoryHoldsIt(done, recorded)).toEqual(recorded);
+  return done;
 }
 
-describe('budgetLedger replays', () => {
-  it('answers reserve updates, takes the exhausted signal, and continues as new at the window reset', async () => {
-    const h = ledgerHistory();
-    const windowTimer = h.startTimer(MIDNIGHT_MS - h.now);
-    h.update('reserve', [{ endpoint: 'createJob', requestId: 'wf-1/2/1' }], { granted: true, remaining: 1079 });
-    h.update('reserve', [{ endpoint: 'createJob', requestId: 'wf-1/2/1' }], { granted: true, remaining: 1079 });
-    h.signal('exhausted', { endpoint: 'submitData', until: '2026-01-02T00:00:00.000Z' }).workflowTask();
-    h.advanceTo('2026-01-02T00:00:00Z').fireTimer(windowTimer).workflowTask();
-    const history = h.continueAsNew([
-      { ...input, state: { windowStartMs: MIDNIGHT_MS, used: {}, exhaustedUntil: {}, answered: {} } },
-    ]);
-    await replay(history);
-  });
+/** A ledger started by update-with-start, as TemporalBudgetGate starts it: the first task grants and sets the window timer. */
+function ledgerStartedBy(requestId: string, grant: ReserveResult, startInput: LedgerInput = input) {
+  const h = new HistoryBuilder({ workflowType: 'budgetLedger', args: [startInput], startTime: START });
+  const first = h.acceptUpdate('reserve', [{ endpoint: 'jobStatus', requestId }], requestId);
+  const windowTimer = h.startTimer(MIDNIGHT_MS - h.workflowClock);
+  h.completeUpdate(first, grant);
+  return { h, windowTimer };
+}
 
-  it('continues as new early when the server suggests it, cancelling the window timer', async () => {
-    const h = ledgerHistory();
-    const windowTimer = h.startTimer(MIDNIGHT_MS - h.now);
-    h.update('reserve', [{ endpoint: 'jobStatus', requestId: 'wf-1/5/1' }], { granted: true, remaining: 3239 });
-    // The server's hint arrives on a workflow task that has something to do (here a signal).
-    h.signal('exhausted', { endpoint: 'jobStatus', until: '2026-01-01T12:00:00.000Z' });
-    h.workflowTask({ suggestContinueAsNew: true }).cancelTimer(windowTimer);
-    await replay(h.continueAsNew([input]));
-  });
+const state = (s: Partial<LedgerState>): LedgerState => ({
+  windowStartMs: WINDOW_START_MS,
+  used: {},
+  exhaustedUntil: {},
+  answered: {},
+  ...s,
+});
 
-  it(`continues as new once its history passes ${LEDGER_MAX_HISTORY_EVENTS} events`, async () => {
-    const h = ledgerHistory();
-    const windowTimer = h.startTimer(MIDNIGHT_MS - h.now);
-    let n = 0;
-    while (h.length + 2 <= LEDGER_MAX_HISTORY_EVENTS) {
-      n += 1;
-      h.update('reserve', [{ endpoint: 'jobStatus', requestId: `wf-1/${n}/1` }], { granted: true, remaining: 0 });
+describe('budgetLedger replays of built histories', () => {
+  /** A ledger that grants until its history passes `threshold` events, then continues as new carrying every grant. */
+  async function runToThreshold(startInput: LedgerInput, threshold: number) {
+    const grants: [string, ReserveResult][] = [];
+    const grant = (requestId: string): ReserveResult => {
+      const result = { granted: true as const, remaining: JOB_STATUS_LIMIT - grants.length - 1 };
+      grants.push([requestId, result]);
+      return result;
+    };
+    const { h, windowTimer } = ledgerStartedBy('wf-0/1/1', grant('wf-0/1/1'), startInput);
+    for (let n = 1; h.length + 2 <= threshold; n++) {
+      const requestId = `wf-${n}/1/1`;
+      h.update('reserve', [{ endpoint: 'jobStatus', requestId }], grant(requestId), requestId);
     }
     // The workflow task that takes the history past the limit ends the run.
-    h.update('reserve', [{ endpoint: 'jobStatus', requestId: 'last' }], { granted: true, remaining: 0 });
+    h.update('reserve', [{ endpoint: 'jobStatus', requestId: 'last' }], grant('last'), 'last');
     h.cancelTimer(windowTimer);
-    const history = h.continueAsNew([input]);
-    expect(history.events.length).toBeGreaterThan(LEDGER_MAX_HISTORY_EVENTS);
-    await replay(history);
+    const carried = state({ used: { jobStatus: grants.length }, answered: Object.fromEntries(grants) });
+    // The next run always gets today's threshold.
+    const next = { tenant: input.tenant, settings, state: carried, maxHistoryEvents: LEDGER_MAX_HISTORY_EVENTS };
+    const history = h.continueAsNew([next]);
+    expect(history.events.length).toBeGreaterThan(threshold);
+    const done = await replayBuilt(history);
+    expect(done.updates).toHaveLength(grants.length);
+    expect(done.continuedAsNew).toEqual([next]);
+  }
+
+  it(`a run started before the threshold travelled in the input continues as new past ${LEDGER_MAX_HISTORY_EVENTS} events, carrying every grant`, async () => {
+    await runToThreshold(input, 2_000);
   });
 
   it("a run continues as new at the threshold its own input carries, whatever the code's current default", async () => {
-    const lowered: LedgerInput = { ...input, maxHistoryEvents: 1_500 };
-    const h = new HistoryBuilder({ workflowType: 'budgetLedger', args: [lowered], startTime: START });
-    const windowTimer = h.startTimer(MIDNIGHT_MS - h.now);
-    let n = 0;
-    while (h.length + 2 <= 1_500) {
-      n += 1;
-      h.update('reserve', [{ endpoint: 'jobStatus', requestId: `wf-1/${n}/1` }], { granted: true, remaining: 0 });
-    }
-    h.update('reserve', [{ endpoint: 'jobStatus', requestId: 'last' }], { granted: true, remaining: 0 });
-    h.cancelTimer(windowTimer);
-    await replay(h.continueAsNew([lowered]));
+    await runToThreshold({ ...input, maxHistoryEvents: 1_500 }, 1_500);
   });
 
   it('a history that continues as new before the window ends fails with DeterminismViolationError', async () => {
-    const h = ledgerHistory();
-    h.startTimer(MIDNIGHT_MS - h.now);
-    h.update('reserve', [{ endpoint: 'createJob', requestId: 'x' }], { granted: true, remaining: 1079 });
+    const { h } = ledgerStartedBy('x', { granted: true, remaining: JOB_STATUS_LIMIT - 1 });
     h.workflowTask();
-    await expect(replay(h.continueAsNew([input]))).rejects.toThrow(DeterminismViolationError);
+    await expect(replay(code, h.continueAsNew([input]), WORKFLOW_ID)).rejects.toThrow(DeterminismViolationError);
   });
 });

@@ -1,19 +1,28 @@
 /**
  * Builds Temporal histories (the JSON form `Worker.runReplayHistory` accepts)
- * from readable scenarios: "start with this input; activity X returns Y;
- * a timer fires; signal S arrives; the workflow completes". Replaying the
- * real workflow code against such a history proves it issues exactly these
- * commands, in this order; a different sequence fails with
- * DeterminismViolationError.
- *
- * Format notes (SDK 1.24): ids and times are strings; every workflow task is
- * SCHEDULED, STARTED, COMPLETED; a command event points at the COMPLETED that
- * produced it; activity and timer ids are the SDK's per-kind sequence numbers
- * ("1", "2", ...); payloads are json/plain, base64 encoded. The workflow clock
- * (Date.now() in workflow code) reads the WORKFLOW_TASK_STARTED event's time.
+ * for the few cases a recording would make too big (a 2,000-event ledger run,
+ * a night of 600 children). Everything else is recorded from a server
+ * instead (recorded-histories.ts), and this builder copies what those
+ * recordings show, so a built history replays as a recorded one does:
+ * - every workflow task is SCHEDULED, STARTED, COMPLETED; a command event
+ *   points at the COMPLETED that produced it; activity and timer ids are the
+ *   SDK's per-kind sequence numbers ("1", "2", ...);
+ * - the first COMPLETED carries the SDK's sdkMetadata (core flags 1-3, SDK
+ *   name and version) as the SDK writes it: without it a replay takes the
+ *   SDK's older code paths (a recorded history also shows the lang flag 2 on
+ *   the first task after a signal; no built history has a signal);
+ * - an update is accepted in the task it arrives with, its events in the
+ *   order the SDK sends them (for update-with-start: UpdateAccepted, the
+ *   first task's commands, UpdateCompleted), with ids that are never reused;
+ * - ids and times are strings; payloads are json/plain, base64 encoded. The
+ *   workflow clock (Date.now() in workflow code) reads the WORKFLOW_TASK_STARTED
+ *   event's time.
  */
 
 type Json = Record<string, unknown>;
+
+/** The SDK version the recorded histories name; the flags below are those it writes. */
+const SDK_VERSION = '1.24.0';
 
 export interface Payload {
   metadata: { encoding: string };
@@ -87,6 +96,8 @@ export class HistoryBuilder {
   private activitySeq = 0;
   private timerSeq = 0;
   private updateSeq = 0;
+  private readonly updateIds = new Set<string>();
+  private coreFlagsWritten = false;
   readonly taskQueue: string;
 
   constructor(private readonly options: HistoryOptions) {
@@ -106,9 +117,10 @@ export class HistoryBuilder {
     this.workflowTask();
   }
 
-  /** The workflow clock at the last event. */
-  get now(): number {
-    return this.nowMs;
+  /** The workflow clock now: the time of the last WORKFLOW_TASK_STARTED event. */
+  get workflowClock(): number {
+    const started = [...this.events].reverse().find((e) => e.eventType === 'EVENT_TYPE_WORKFLOW_TASK_STARTED');
+    return Date.parse(String(started?.eventTime));
   }
 
   /** Number of events so far. */
@@ -116,20 +128,8 @@ export class HistoryBuilder {
     return this.events.length;
   }
 
-  /** Lets time pass before the next event (an activity that runs long, a wait). */
-  advance(ms: number): this {
-    this.nowMs += ms;
-    return this;
-  }
-
-  /** Moves the clock to an instant (never backwards). */
-  advanceTo(iso: string): this {
-    this.nowMs = Math.max(this.nowMs, Date.parse(iso));
-    return this;
-  }
-
-  /** `suggestContinueAsNew`: the server's hint that the history is getting large. */
-  workflowTask(options: { suggestContinueAsNew?: boolean } = {}): this {
+  /** One workflow task: scheduled, started (the workflow clock), completed. */
+  workflowTask(): this {
     const scheduledId = this.push('EVENT_TYPE_WORKFLOW_TASK_SCHEDULED', 'workflowTaskScheduledEventAttributes', {
       taskQueue: this.queue(this.taskQueue),
       startToCloseTimeout: '10s',
@@ -139,14 +139,25 @@ export class HistoryBuilder {
       scheduledEventId: String(scheduledId),
       identity: 'history-builder',
       requestId: `wft-${scheduledId}`,
-      ...(options.suggestContinueAsNew ? { suggestContinueAsNew: true } : {}),
     });
     this.lastCompletedId = this.push('EVENT_TYPE_WORKFLOW_TASK_COMPLETED', 'workflowTaskCompletedEventAttributes', {
       scheduledEventId: String(scheduledId),
       startedEventId: String(startedId),
       identity: 'history-builder',
+      sdkMetadata: this.sdkMetadata(),
+      meteringMetadata: {},
     });
     return this;
+  }
+
+  /** The flags the SDK writes the first time it uses them (see its flags.ts), as a recorded history shows. */
+  private sdkMetadata(): Json {
+    const metadata: Json = {};
+    if (!this.coreFlagsWritten) {
+      Object.assign(metadata, { coreUsedFlags: [1, 2, 3], sdkName: 'temporal-typescript', sdkVersion: SDK_VERSION });
+      this.coreFlagsWritten = true;
+    }
+    return metadata;
   }
 
   scheduleActivity(
@@ -198,15 +209,14 @@ export class HistoryBuilder {
     return this;
   }
 
-  /** The common case: the last workflow task scheduled it, it ran (for `tookMs`), and its result woke the workflow. */
+  /** The common case: the last workflow task scheduled it, it ran, and its result woke the workflow. */
   activity(
     activityType: string,
     outcome: ActivityOutcome,
-    options: { input?: unknown; taskQueue?: string; tookMs?: number } = {},
+    options: { input?: unknown; taskQueue?: string } = {},
   ): this {
     const ref = this.scheduleActivity(activityType, options);
     this.startActivity(ref);
-    this.advance(options.tookMs ?? 0);
     return this.closeActivity(ref, outcome).workflowTask();
   }
 
@@ -220,14 +230,6 @@ export class HistoryBuilder {
     return { timerId, startedId };
   }
 
-  fireTimer(ref: TimerRef): this {
-    this.push('EVENT_TYPE_TIMER_FIRED', 'timerFiredEventAttributes', {
-      timerId: ref.timerId,
-      startedEventId: String(ref.startedId),
-    });
-    return this;
-  }
-
   /** A timer the workflow cancelled (a condition that came true before its timeout). */
   cancelTimer(ref: TimerRef): this {
     this.push('EVENT_TYPE_TIMER_CANCELED', 'timerCanceledEventAttributes', {
@@ -239,25 +241,16 @@ export class HistoryBuilder {
     return this;
   }
 
-  /** A durable sleep of `ms`: the timer starts, the time passes, it fires and wakes the workflow. */
-  timer(ms: number): this {
-    const ref = this.startTimer(ms);
-    this.advance(ms);
-    return this.fireTimer(ref).workflowTask();
-  }
-
-  signal(signalName: string, ...args: unknown[]): this {
-    this.push('EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED', 'workflowExecutionSignaledEventAttributes', {
-      signalName,
-      input: payloads(args),
-      identity: 'history-builder',
-    });
-    return this;
-  }
-
-  /** An update the last workflow task accepted (its validator passed) ... */
-  acceptUpdate(name: string, ...args: unknown[]): UpdateRef {
-    const updateId = `update-${++this.updateSeq}`;
+  /**
+   * An update the last workflow task accepted (its validator passed). Then
+   * the events of that task's commands, then `completeUpdate`: for
+   * update-with-start, call it right after the constructor.
+   */
+  acceptUpdate(name: string, args: unknown[], updateId = `update-${++this.updateSeq}`): UpdateRef {
+    if (this.updateIds.has(updateId)) {
+      throw new Error(`update id ${updateId} is used twice: a server answers the second from the first`);
+    }
+    this.updateIds.add(updateId);
     const scheduledId = [...this.events]
       .reverse()
       .find((e) => e.eventType === 'EVENT_TYPE_WORKFLOW_TASK_SCHEDULED')?.eventId;
@@ -270,7 +263,7 @@ export class HistoryBuilder {
         acceptedRequestSequencingEventId: scheduledId,
         acceptedRequest: {
           meta: { updateId, identity: 'history-builder' },
-          input: { name, args: payloads(args) },
+          input: { header: {}, name, args: payloads(args) },
         },
       },
     );
@@ -280,34 +273,17 @@ export class HistoryBuilder {
   /** ... and the handler's answer. */
   completeUpdate(ref: UpdateRef, result: unknown): this {
     this.push('EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED', 'workflowExecutionUpdateCompletedEventAttributes', {
-      meta: { updateId: ref.updateId },
+      meta: { updateId: ref.updateId, identity: 'history-builder' },
       acceptedEventId: String(ref.acceptedId),
       outcome: { success: payloads([result]) },
     });
     return this;
   }
 
-  /** An update delivered in its own workflow task, accepted and answered there. */
-  update(name: string, args: unknown[], result: unknown): this {
+  /** An update delivered in its own workflow task, accepted and answered there (the update id is the requestId's role). */
+  update(name: string, args: unknown[], result: unknown, updateId?: string): this {
     this.workflowTask();
-    return this.completeUpdate(this.acceptUpdate(name, ...args), result);
-  }
-
-  completeWorkflow(result: unknown): History {
-    this.push('EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED', 'workflowExecutionCompletedEventAttributes', {
-      result: payloads([result]),
-      workflowTaskCompletedEventId: String(this.lastCompletedId),
-    });
-    return this.build();
-  }
-
-  failWorkflow(failure: FailureSpec): History {
-    this.push('EVENT_TYPE_WORKFLOW_EXECUTION_FAILED', 'workflowExecutionFailedEventAttributes', {
-      failure: failureJson(failure),
-      retryState: 'RETRY_STATE_RETRY_POLICY_NOT_SET',
-      workflowTaskCompletedEventId: String(this.lastCompletedId),
-    });
-    return this.build();
+    return this.completeUpdate(this.acceptUpdate(name, args, updateId), result);
   }
 
   continueAsNew(args: unknown[]): History {

@@ -1,18 +1,22 @@
 /**
- * The same scenarios as the replay tests, run end to end against a real
- * Temporal server with in-test activities; see test/support/temporal-server.ts
- * for how to name one (none can be had on the machines this project is built on).
+ * The importFile scenarios end to end on a real Temporal server, with
+ * activities that answer from a script (real-server-harness.ts). Most run on
+ * the dev server; the budget waits (at least a minute each) run on the
+ * time-skipping test server, where timers pass at once and which handles
+ * everything these runs use (no Updates here).
+ *
+ * With RECORD_HISTORIES_DIR set (`npm run record:histories`), each scenario
+ * also writes its history as a replay fixture (recorded-histories.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
-import { WorkflowFailedError, type WorkflowHandle, WorkflowUpdateFailedError } from '@temporalio/client';
+import type { WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeAwaitJobCompletion } from '../../activities/await-job-completion.js';
 import { makeCreateImportJob } from '../../activities/create-import-job.js';
@@ -21,173 +25,101 @@ import { createTokenSource } from '../../activities/service/token-source.js';
 import { Secret } from '../../temporal.config.js';
 import type { CliContext } from '../../worker/cli/context.js';
 import { statusCommand } from '../../worker/cli/status-command.js';
-import type { budgetLedger } from '../../workflows/budget-ledger.js';
 import type { importFile } from '../../workflows/import-file.js';
 import type {
   AllActivities,
   AwaitJobCompletionInput,
   CreateImportJobInput,
+  InspectSourceInput,
+  UploadDataInput,
 } from '../../workflows/policy/activity-contracts.js';
-import {
-  EXHAUSTED_SIGNAL,
-  type LedgerUsage,
-  ledgerWorkflowId,
-  pollTaskQueue,
-  RESERVE_UPDATE,
-  type ReserveRequest,
-  type ReserveResult,
-  USAGE_QUERY,
-  uploadTaskQueue,
-} from '../../workflows/policy/budget-contracts.js';
-import { BUDGETED_ENDPOINTS, type BudgetedEndpoint } from '../../workflows/policy/endpoints.js';
+import { pollTaskQueue, uploadTaskQueue } from '../../workflows/policy/budget-contracts.js';
 import type { ImportFileInput } from '../../workflows/policy/import-input.js';
-import {
-  ABANDON_SIGNAL,
-  type ImportProgress,
-  PROGRESS_QUERY,
-  RETRY_SIGNAL,
-} from '../../workflows/policy/import-workflow-contract.js';
+import { ABANDON_SIGNAL, RETRY_SIGNAL } from '../../workflows/policy/import-workflow-contract.js';
 import { executionJobScope, jobKeyFor } from '../../workflows/policy/job-key.js';
 import { budgetWith } from '../service-activities/environment.js';
 import { DEMO_TOKENS, startSimulator } from '../simulator/server.js';
-import { createEnvironment } from '../support/temporal-server.js';
-import type { FailureSpec } from './history-builder.js';
+import { createEnvironment, createTimeSkippingEnvironment } from '../support/temporal-server.js';
+import { budgetExhausted, importInput, inspected, jobCreated, uploaded } from './import-fixtures.js';
 import {
-  budgetExhausted,
-  importInput,
-  inspected,
-  jobCompleted,
-  jobCreated,
-  mappingsApplied,
-  uploaded,
-} from './import-fixtures.js';
+  bundleWorkflows,
+  failure,
+  progressWhen,
+  type Step,
+  scriptedActivities,
+  WorkflowHarness,
+  workflowFailureOf,
+} from './real-server-harness.js';
+import { type RecordingServer, recordHistory } from './recorded-histories.js';
 
-type Step = keyof AllActivities;
-type Outcome = { returns: unknown } | { fails: FailureSpec };
+const EventType = temporal.api.enums.v1.EventType;
+/** The tenant of budgetWith()'s gate: an import its real activities serve must name it (or none). */
+const GATE_TENANT = 't1';
+const withoutMappings: ImportFileInput = { ...importInput, fieldMappings: undefined };
+const awaitingRetry: ImportFileInput = { ...withoutMappings, onFailure: 'await-retry' };
 
-/** Activities that answer from a script, one outcome per call, and record what they were asked. */
-function scriptedActivities(script: Partial<Record<Step, Outcome[]>>) {
-  const calls: { step: Step; input: unknown; taskQueue: string }[] = [];
-  const defaults: Record<Step, unknown> = {
-    inspectSource: inspected,
-    applyFieldMappings: mappingsApplied,
-    createImportJob: jobCreated,
-    uploadData: uploaded,
-    awaitJobCompletion: jobCompleted,
-    readBudgetUsage: {},
-    readImportStates: {},
-    listFeedObjects: { objects: [] },
-    countWindowSpend: { createJob: 0, submitData: 0, listJobs: 0 },
-  };
-  const answer = (step: Step) => async (input: unknown) => {
-    calls.push({ step, input, taskQueue: Context.current().info.taskQueue });
-    const outcome = script[step]?.shift() ?? { returns: defaults[step] };
-    if ('fails' in outcome) {
-      const { message, type, details } = outcome.fails;
-      throw ApplicationFailure.create({ message, type, nonRetryable: true, details });
-    }
-    return outcome.returns;
-  };
-  const steps = Object.keys(defaults) as Step[];
-  const activities = Object.fromEntries(steps.map((s) => [s, answer(s)])) as unknown as AllActivities;
-  return { activities, calls, callsOf: (step: Step) => calls.filter((c) => c.step === step) };
-}
-
-const failure = (type: string, message: string): FailureSpec => ({ type, message });
-
-describe('workflows on a real Temporal server', () => {
-  let env: TestWorkflowEnvironment;
-  let code: string;
-  let testNumber = 0;
-
+/** Sets up a server and a bundle for one describe block; `record` writes a finished run as fixture `name`. */
+function onServer(server: RecordingServer, create: () => Promise<TestWorkflowEnvironment>) {
+  const ctx = {} as { harness: WorkflowHarness; record: (name: string, handle: WorkflowHandle) => Promise<void> };
+  let env: TestWorkflowEnvironment | undefined;
   beforeAll(async () => {
-    env = await createEnvironment();
-    ({ code } = await bundleWorkflowCode({
-      workflowsPath: path.resolve(import.meta.dirname, '../../workflows/index.ts'),
-    }));
+    env = await create();
+    ctx.harness = new WorkflowHarness(env, await bundleWorkflows(), server === 'dev-server' ? 'dev' : 'skip');
+    ctx.record = (name, handle) =>
+      recordHistory(ctx.harness.env.client, {
+        name,
+        scenario: expect.getState().currentTestName ?? name,
+        server,
+        workflowId: handle.workflowId,
+      });
   }, 120_000);
-
   afterAll(async () => {
     await env?.teardown();
   });
+  return ctx;
+}
 
-  /** Runs `body` with a workflow worker and an upload worker, both serving `activities`. */
-  async function withWorkers<T>(activities: AllActivities, body: (taskQueue: string) => Promise<T>): Promise<T> {
-    const taskQueue = `wf-test-${process.pid}-${++testNumber}`;
-    const main = await Worker.create({
-      connection: env.nativeConnection,
-      taskQueue,
-      workflowBundle: { code },
-      activities,
-    });
-    const uploads = await Worker.create({
-      connection: env.nativeConnection,
-      taskQueue: uploadTaskQueue(taskQueue),
-      activities: { uploadData: activities.uploadData },
-    });
-    const polls = await Worker.create({
-      connection: env.nativeConnection,
-      taskQueue: pollTaskQueue(taskQueue),
-      activities: { awaitJobCompletion: activities.awaitJobCompletion },
-    });
-    return main.runUntil(uploads.runUntil(polls.runUntil(body(taskQueue))));
-  }
+describe('importFile on the dev server', () => {
+  const ctx = onServer('dev-server', createEnvironment);
 
-  function startImport(taskQueue: string, input: ImportFileInput = importInput) {
-    return env.client.workflow.start<typeof importFile>('importFile', {
-      taskQueue,
-      workflowId: `${taskQueue}-import`,
-      args: [input],
+  /** Runs an import to its end with scripted activities; records it as fixture `name`. */
+  async function runImport(name: string, activities: ReturnType<typeof scriptedActivities>, input = importInput) {
+    return ctx.harness.withWorkers(activities.activities, async (taskQueue) => {
+      const handle = await ctx.harness.startImport(taskQueue, input);
+      const ids = { taskQueue, workflowId: handle.workflowId, firstRunId: handle.firstExecutionRunId };
+      const outcome = await handle.result().then(
+        (result) => ({ result, ...ids }),
+        (err: unknown) => ({ err, ...ids }),
+      );
+      await ctx.record(name, handle);
+      return outcome;
     });
   }
 
-  async function progressWhen(
-    handle: WorkflowHandle<typeof importFile>,
-    ready: (p: ImportProgress) => boolean,
-  ): Promise<ImportProgress> {
-    for (;;) {
-      const progress = await handle.query<ImportProgress>(PROGRESS_QUERY);
-      if (ready(progress)) return progress;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
-
-  async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure> {
-    const err = await promise.then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect(err).toBeInstanceOf(WorkflowFailedError);
-    const cause = (err as WorkflowFailedError).cause;
-    expect(cause).toBeInstanceOf(ApplicationFailure);
-    return cause as ApplicationFailure;
+  async function failedImport(name: string, activities: ReturnType<typeof scriptedActivities>, input = importInput) {
+    const outcome = await runImport(name, activities, input);
+    return workflowFailureOf('err' in outcome ? Promise.reject(outcome.err) : Promise.resolve(outcome.result));
   }
 
   it('imports a file: every step once, the upload and the completion poll on queues of their own, calls summed', async () => {
-    const { activities, calls, callsOf } = scriptedActivities({});
-    const { result, workflowId, firstRunId, taskQueue } = await withWorkers(activities, async (taskQueue) => {
-      const handle = await startImport(taskQueue);
-      return {
-        result: await handle.result(),
-        workflowId: handle.workflowId,
-        firstRunId: handle.firstExecutionRunId,
-        taskQueue,
-      };
-    });
-    expect(calls.map((c) => c.step)).toEqual([
+    const scripted = scriptedActivities({});
+    const outcome = await runImport('import-happy-path-with-mappings', scripted);
+    if (!('result' in outcome)) throw outcome.err;
+    const { result, workflowId, firstRunId, taskQueue } = outcome;
+    expect(scripted.calls.map((c) => c.step)).toEqual([
       'inspectSource',
       'applyFieldMappings',
       'createImportJob',
       'uploadData',
       'awaitJobCompletion',
     ]);
-    expect(callsOf('createImportJob')[0]?.input as CreateImportJobInput).toMatchObject({
+    expect(scripted.callsOf('createImportJob')[0]?.input as CreateImportJobInput).toMatchObject({
       jobKey: jobKeyFor(executionJobScope(workflowId, firstRunId), inspected.etag),
       searchAllStates: false,
     });
-    const upload = callsOf('uploadData')[0];
+    const upload = scripted.callsOf('uploadData')[0];
     expect(upload?.taskQueue).toBe(uploadTaskQueue(taskQueue));
-    expect(callsOf('awaitJobCompletion')[0]?.taskQueue).toBe(pollTaskQueue(taskQueue));
+    expect(scripted.callsOf('awaitJobCompletion')[0]?.taskQueue).toBe(pollTaskQueue(taskQueue));
     expect(upload?.input).toMatchObject({ listAction: 'noop', etag: inspected.etag, tenant: 'acme' });
     expect(result).toMatchObject({
       jobId: jobCreated.jobId,
@@ -201,110 +133,60 @@ describe('workflows on a real Temporal server', () => {
     expect(result.seconds.waitingForBudget).toBe(0);
   });
 
-  it('waits for the budget window when createJob is spent, then creates the job and completes', async () => {
-    const resetsAt = new Date(Date.now() + 1_000).toISOString();
-    const { activities, callsOf } = scriptedActivities({
-      createImportJob: [{ fails: budgetExhausted('createJob', resetsAt) }],
-    });
-    const result = await withWorkers(activities, async (taskQueue) => {
-      const handle = await startImport(taskQueue);
-      const waiting = await progressWhen(handle, (p) => p.waitingForBudgetUntil !== undefined);
-      expect(Date.parse(waiting.waitingForBudgetUntil ?? '')).toBeGreaterThan(Date.parse(resetsAt));
-      expect(waiting.phase).toBe('creating-job');
-      return handle.result();
-    });
-    expect(callsOf('createImportJob')).toHaveLength(2);
-    expect(result.seconds.waitingForBudget).toBeGreaterThan(0);
-  }, 240_000);
-
-  it('resumes the completion wait after a budget wait with the same start instant, at the slowest poll rate', async () => {
-    const resetsAt = new Date(Date.now() + 1_000).toISOString();
-    const { activities, callsOf } = scriptedActivities({
-      awaitJobCompletion: [{ fails: { ...budgetExhausted('jobStatus', resetsAt), type: 'DailyLimitReached' } }],
-    });
-    await withWorkers(activities, async (taskQueue) => (await startImport(taskQueue)).result());
-    const [first, second] = callsOf('awaitJobCompletion').map((c) => c.input as AwaitJobCompletionInput);
-    expect(first?.startPollIndex).toBeUndefined();
-    expect(second?.startPollIndex).toBe(4);
-    expect(second?.waitingSince).toBe(first?.waitingSince);
-  }, 240_000);
-
-  it('reports a job that completed during a budget wait past the job timeout as completed, not timed out', async () => {
-    const sim = await startSimulator({ processingMs: 10 });
-    const service = new ServiceClient({
-      baseUrl: sim.baseUrl,
-      tokens: createTokenSource({ kind: 'env', token: new Secret(DEMO_TOKENS.importer) }),
-    });
-    try {
-      const job = await service.createJob({ dataImportName: 'hole 7', entityType: 'Account' });
-      const csv = Buffer.from('Account Name,Account Domain\nAcme,acme.example\n');
-      await service.submitData(job.id, [csv], { contentLength: csv.length });
-      const realAwait = makeAwaitJobCompletion({
-        service,
-        budget: budgetWith({}, importInput.tenant),
-        poll: { scheduleMs: [50], jitterRatio: 0 },
-      });
-      let awaits = 0;
-      const { activities } = scriptedActivities({
-        createImportJob: [{ returns: { ...jobCreated, jobId: job.id } }],
-      });
-      activities.awaitJobCompletion = async (input) => {
-        awaits += 1;
-        // The first wait hits the service's daily limit at once; the workflow waits for the window
-        // (at least a minute), far past this import's one-second job timeout.
-        if (awaits === 1) {
-          const { message, type, details } = budgetExhausted('jobStatus', new Date(Date.now() + 1_000).toISOString());
-          throw ApplicationFailure.create({ message, type, nonRetryable: true, details });
-        }
-        return realAwait(input);
-      };
-      const result = await withWorkers(activities, async (taskQueue) =>
-        (await startImport(taskQueue, { ...importInput, jobTimeoutMs: 1_000 })).result(),
-      );
-      expect(result).toMatchObject({ jobId: job.id, state: 'completed' });
-      expect(result.seconds.waitingForBudget).toBeGreaterThan(1);
-      expect(sim.requests().filter((r) => r.endpoint === 'jobStatus')).toHaveLength(1);
-    } finally {
-      await service.close();
-      await sim.close();
-    }
-  }, 240_000);
+  it('without field mappings, skips the mapping step', async () => {
+    const scripted = scriptedActivities({});
+    const outcome = await runImport('import-happy-path-without-mappings', scripted, withoutMappings);
+    if (!('result' in outcome)) throw outcome.err;
+    expect(scripted.calls.map((c) => c.step)).toEqual([
+      'inspectSource',
+      'createImportJob',
+      'uploadData',
+      'awaitJobCompletion',
+    ]);
+    expect(outcome.result.apiCalls).toEqual({ listJobs: 1, createJob: 1, jobStatus: 4, submitData: 1 });
+  });
 
   it('fails when the job fails', async () => {
-    const { activities } = scriptedActivities({
+    const scripted = scriptedActivities({
       awaitJobCompletion: [{ fails: failure('JobFailed', 'job 4242 failed') }],
     });
-    const cause = await withWorkers(activities, async (taskQueue) =>
-      failureOf((await startImport(taskQueue)).result()),
-    );
+    const cause = await failedImport('import-job-failed', scripted);
     expect(cause.type).toBe('JobFailed');
     expect(cause.message).toBe('awaitJobCompletion failed (JobFailed): job 4242 failed');
   });
 
+  it('fails when the job times out, even with await-retry', async () => {
+    const scripted = scriptedActivities({
+      awaitJobCompletion: [{ fails: failure('JobTimedOut', 'job 4242 still running after 24 h') }],
+    });
+    const cause = await failedImport('import-job-timed-out-await-retry', scripted, awaitingRetry);
+    expect(cause.type).toBe('JobTimedOut');
+    expect(scripted.callsOf('awaitJobCompletion')).toHaveLength(1);
+  });
+
   it('fails at once on an operator-fixable error when onFailure is fail', async () => {
-    const { activities, callsOf } = scriptedActivities({
+    const scripted = scriptedActivities({
       inspectSource: [{ fails: failure('InvalidCsvHeader', 'header lacks "Name"') }],
     });
-    const cause = await withWorkers(activities, async (taskQueue) =>
-      failureOf((await startImport(taskQueue)).result()),
-    );
+    const cause = await failedImport('import-fixable-failure-fails', scripted);
     expect(cause.type).toBe('InvalidCsvHeader');
     expect(cause.message).toBe('inspectSource failed (InvalidCsvHeader): header lacks "Name"');
-    expect(callsOf('createImportJob')).toHaveLength(0);
+    expect(scripted.callsOf('createImportJob')).toHaveLength(0);
   });
 
   it('with await-retry, waits for the operator, and a retry signal re-runs the failed step', async () => {
     const { activities, callsOf } = scriptedActivities({
       uploadData: [{ fails: failure('Forbidden', 'no import permission') }],
     });
-    const input: ImportFileInput = { ...importInput, onFailure: 'await-retry' };
-    const result = await withWorkers(activities, async (taskQueue) => {
-      const handle = await startImport(taskQueue, input);
+    const result = await ctx.harness.withWorkers(activities, async (taskQueue) => {
+      const handle = await ctx.harness.startImport(taskQueue, awaitingRetry);
       const waiting = await progressWhen(handle, (p) => p.awaitingRetry !== undefined);
       expect(waiting.awaitingRetry).toMatchObject({ step: 'uploadData', failureType: 'Forbidden' });
       expect(waiting.lastError).toEqual({ step: 'uploadData', type: 'Forbidden', message: 'no import permission' });
       await handle.signal(RETRY_SIGNAL);
-      return handle.result();
+      const result = await handle.result();
+      await ctx.record('import-await-retry-retried', handle);
+      return result;
     });
     expect(callsOf('uploadData')).toHaveLength(2);
     expect(callsOf('createImportJob')).toHaveLength(1);
@@ -321,15 +203,18 @@ describe('workflows on a real Temporal server', () => {
         if (attempts > 1) return activities.uploadData(input);
         // The operator saw the step fail in `status` and sent retry before the workflow began to wait.
         const workflowId = Context.current().info.workflowExecution?.workflowId ?? '';
-        await env.client.workflow.getHandle(workflowId).signal(RETRY_SIGNAL);
+        await ctx.harness.env.client.workflow.getHandle(workflowId).signal(RETRY_SIGNAL);
         throw ApplicationFailure.create({ type: 'Forbidden', message: 'no import permission', nonRetryable: true });
       },
     };
     // Short enough that a dropped signal fails the test instead of waiting the default 7 days.
     const input: ImportFileInput = { ...importInput, onFailure: 'await-retry', awaitRetryTimeoutMs: 30_000 };
-    const result = await withWorkers(withEarlyRetry, async (taskQueue) =>
-      (await startImport(taskQueue, input)).result(),
-    );
+    const result = await ctx.harness.withWorkers(withEarlyRetry, async (taskQueue) => {
+      const handle = await ctx.harness.startImport(taskQueue, input);
+      const result = await handle.result();
+      await ctx.record('import-await-retry-early-signal', handle);
+      return result;
+    });
     expect(attempts).toBe(2);
     expect(callsOf('createImportJob')).toHaveLength(1);
     expect(result.state).toBe('completed');
@@ -343,22 +228,22 @@ describe('workflows on a real Temporal server', () => {
         throw ApplicationFailure.create({ type: 'ServerError', message: 'POST /import/v1/job: the service failed' });
       },
     };
-    const lines = await withWorkers(failing, async (taskQueue) => {
-      const handle = await startImport(taskQueue);
+    const lines = await ctx.harness.withWorkers(failing, async (taskQueue) => {
+      const handle = await ctx.harness.startImport(taskQueue);
       for (;;) {
         const pending = (await handle.describe()).raw.pendingActivities ?? [];
         if ((pending[0]?.attempt ?? 0) >= 2 && pending[0]?.lastFailure) break;
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
       const printed: string[] = [];
-      const ctx: CliContext = {
+      const cli: CliContext = {
         env: {},
-        connect: async () => ({ client: env.client, close: async () => {} }),
+        connect: async () => ({ client: ctx.harness.env.client, close: async () => {} }),
         print: (line) => printed.push(line),
         warn: (line) => printed.push(line),
         now: () => new Date(),
       };
-      await statusCommand(handle.workflowId, ctx);
+      await statusCommand(handle.workflowId, cli);
       await handle.terminate('test done');
       return printed;
     });
@@ -369,28 +254,95 @@ describe('workflows on a real Temporal server', () => {
     );
   });
 
+  it('with await-retry after the file changed, the retry inspects the new file and uploads it pinned to its ETag', async () => {
+    const changed = { ...inspected, etag: '"fedcba9876543210"', sizeBytes: 2_097_152 };
+    const { activities, callsOf } = scriptedActivities({
+      inspectSource: [{ returns: inspected }, { returns: changed }],
+      uploadData: [{ fails: failure('SourceChanged', 'the object changed since it was inspected') }],
+    });
+    const result = await ctx.harness.withWorkers(activities, async (taskQueue) => {
+      const handle = await ctx.harness.startImport(taskQueue, awaitingRetry);
+      await progressWhen(handle, (p) => p.awaitingRetry !== undefined);
+      await handle.signal(RETRY_SIGNAL);
+      const result = await handle.result();
+      await ctx.record('import-source-changed-retried', handle);
+      return result;
+    });
+    expect(callsOf('inspectSource').map((c) => (c.input as InspectSourceInput).key)).toEqual([
+      importInput.source.key,
+      importInput.source.key,
+    ]);
+    expect(callsOf('uploadData').map((c) => (c.input as UploadDataInput).etag)).toEqual([inspected.etag, changed.etag]);
+    expect(result).toMatchObject({ etag: changed.etag, bytes: changed.sizeBytes, state: 'completed' });
+  });
+
   it('with await-retry, an abandon signal fails the import with the step and its cause', async () => {
     const { activities } = scriptedActivities({
       inspectSource: [{ fails: failure('SourceNotFound', 'no such object') }],
     });
-    const input: ImportFileInput = { ...importInput, onFailure: 'await-retry' };
-    const cause = await withWorkers(activities, async (taskQueue) => {
-      const handle = await startImport(taskQueue, input);
+    const cause = await ctx.harness.withWorkers(activities, async (taskQueue) => {
+      const handle = await ctx.harness.startImport(taskQueue, awaitingRetry);
       await progressWhen(handle, (p) => p.awaitingRetry !== undefined);
       await handle.signal(ABANDON_SIGNAL);
-      return failureOf(handle.result());
+      const cause = await workflowFailureOf(handle.result());
+      await ctx.record('import-await-retry-abandoned', handle);
+      return cause;
     });
     expect(cause.type).toBe('SourceNotFound');
     expect(cause.message).toBe('inspectSource failed (SourceNotFound): no such object (abandoned by the operator)');
   });
 
-  it('after a reset past the upload, reuses the job and skips the upload', async () => {
-    const { activities } = scriptedActivities({
-      createImportJob: [{ returns: { ...jobCreated, reused: true, state: 'queued' } }],
-      uploadData: [{ returns: { ...uploaded, skipped: true, bytesSent: 0 } }],
+  it('with await-retry, no signal within the timeout fails the import', async () => {
+    const scripted = scriptedActivities({
+      inspectSource: [{ fails: failure('SourceNotFound', 'no such object') }],
     });
-    const result = await withWorkers(activities, async (taskQueue) => (await startImport(taskQueue)).result());
-    expect(result).toMatchObject({ jobReused: true, uploadSkipped: true, state: 'completed' });
+    const cause = await failedImport('import-await-retry-timed-out', scripted, {
+      ...awaitingRetry,
+      awaitRetryTimeoutMs: 1_000,
+    });
+    expect(cause.type).toBe('SourceNotFound');
+    expect(cause.message).toBe(
+      'inspectSource failed (SourceNotFound): no such object (no retry signal within 1000 ms)',
+    );
+  });
+
+  it('after a Reset to the first workflow task, the new run finds the job and skips the accepted upload', async () => {
+    const { activities, callsOf } = scriptedActivities({
+      createImportJob: [{ returns: jobCreated }, { returns: { ...jobCreated, reused: true, state: 'queued' } }],
+      uploadData: [{ returns: uploaded }, { returns: { ...uploaded, skipped: true, bytesSent: 0 } }],
+    });
+    const { first, again, workflowId, firstRunId } = await ctx.harness.withWorkers(activities, async (taskQueue) => {
+      const handle = await ctx.harness.startImport(taskQueue);
+      const first = await handle.result();
+      const history = await handle.fetchHistory();
+      const firstTask = history.events?.find((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED);
+      const { runId } = await ctx.harness.env.client.workflowService.resetWorkflowExecution({
+        namespace: ctx.harness.env.namespace ?? 'default',
+        workflowExecution: { workflowId: handle.workflowId, runId: (await handle.describe()).runId },
+        workflowTaskFinishEventId: firstTask?.eventId,
+        reason: 'operator reset in a test',
+        requestId: randomUUID(),
+      });
+      const resetRun = ctx.harness.env.client.workflow.getHandle<typeof importFile>(handle.workflowId, runId ?? '');
+      const again = await resetRun.result();
+      await ctx.record('import-reset-after-upload', resetRun);
+      return { first, again, workflowId: handle.workflowId, firstRunId: handle.firstExecutionRunId };
+    });
+    // The reset run ran every step again; the activities (here scripted) found the job and the accepted upload.
+    // The key rests on the first run id, which the reset run keeps; after a Reset it looks beyond new jobs.
+    const jobKey = jobKeyFor(executionJobScope(workflowId, firstRunId), inspected.etag);
+    expect(
+      callsOf('createImportJob').map((c) => {
+        const { jobKey, searchAllStates } = c.input as CreateImportJobInput;
+        return { jobKey, searchAllStates };
+      }),
+    ).toEqual([
+      { jobKey, searchAllStates: false },
+      { jobKey, searchAllStates: true },
+    ]);
+    expect(callsOf('uploadData')).toHaveLength(2);
+    expect(first).toMatchObject({ jobReused: false, uploadSkipped: false });
+    expect(again).toMatchObject({ jobId: first.jobId, jobReused: true, uploadSkipped: true, state: 'completed' });
   });
 
   describe('the job key', () => {
@@ -400,39 +352,11 @@ describe('workflows on a real Temporal server', () => {
         .map((c) => c.input as CreateImportJobInput)
         .map(({ jobKey, searchAllStates }) => ({ jobKey, searchAllStates }));
 
-    it('survives a Reset (same first run id) and looks beyond new jobs after it', async () => {
-      const { activities, calls } = scriptedActivities({});
-      await withWorkers(activities, async (taskQueue) => {
-        const handle = await startImport(taskQueue);
-        await handle.result();
-        const history = await handle.fetchHistory();
-        const firstTask = history.events?.find(
-          (e) => e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED,
-        );
-        const { runId } = await env.client.workflowService.resetWorkflowExecution({
-          namespace: env.namespace ?? 'default',
-          workflowExecution: { workflowId: handle.workflowId, runId: handle.firstExecutionRunId },
-          workflowTaskFinishEventId: firstTask?.eventId,
-          reason: 'job key test',
-          requestId: randomUUID(),
-        });
-        const resetRun = env.client.workflow.getHandle<typeof importFile>(handle.workflowId, runId ?? undefined);
-        await resetRun.result();
-        const { raw } = await resetRun.describe();
-        // What the key rests on: the reset run is a new run that keeps the chain's first run id.
-        expect(runId).not.toBe(handle.firstExecutionRunId);
-        expect(raw.workflowExecutionInfo?.firstRunId).toBe(handle.firstExecutionRunId);
-      });
-      const [first, afterReset] = keysAsked(calls);
-      expect(first?.searchAllStates).toBe(false);
-      expect(afterReset).toEqual({ jobKey: first?.jobKey, searchAllStates: true });
-    });
-
     it('changes for a fresh start with the same workflow id, which imports anew', async () => {
       const { activities, calls } = scriptedActivities({});
-      await withWorkers(activities, async (taskQueue) => {
-        await (await startImport(taskQueue)).result();
-        await (await startImport(taskQueue)).result();
+      await ctx.harness.withWorkers(activities, async (taskQueue) => {
+        await (await ctx.harness.startImport(taskQueue)).result();
+        await (await ctx.harness.startImport(taskQueue)).result();
       });
       const [first, second] = keysAsked(calls);
       expect(second?.jobKey).not.toBe(first?.jobKey);
@@ -442,9 +366,9 @@ describe('workflows on a real Temporal server', () => {
     it('is shared by executions given the same jobScope (the nightly retrying an object)', async () => {
       const { activities, calls } = scriptedActivities({});
       const input: ImportFileInput = { ...importInput, jobScope: 'import-feed-0123456789abcdef' };
-      await withWorkers(activities, async (taskQueue) => {
-        await (await startImport(taskQueue, input)).result();
-        await (await startImport(taskQueue, input)).result();
+      await ctx.harness.withWorkers(activities, async (taskQueue) => {
+        await (await ctx.harness.startImport(taskQueue, input)).result();
+        await (await ctx.harness.startImport(taskQueue, input)).result();
       });
       const [first, second] = keysAsked(calls);
       expect(first).toEqual({ jobKey: jobKeyFor(input.jobScope as string, inspected.etag), searchAllStates: true });
@@ -463,11 +387,11 @@ describe('workflows on a real Temporal server', () => {
     });
     try {
       const { activities } = scriptedActivities({});
-      activities.createImportJob = makeCreateImportJob({ service, budget: budgetWith({}, importInput.tenant) });
+      activities.createImportJob = makeCreateImportJob({ service, budget: budgetWith() });
       // The service is slow to refuse the expired token; the sidecar rotates the file meanwhile.
       sim.delayNext('listJobs', 1_000);
-      const result = await withWorkers(activities, async (taskQueue) => {
-        const handle = await startImport(taskQueue);
+      const result = await ctx.harness.withWorkers(activities, async (taskQueue) => {
+        const handle = await ctx.harness.startImport(taskQueue, { ...importInput, tenant: GATE_TENANT });
         while (!sim.requests().some((r) => r.endpoint === 'listJobs')) await new Promise((r) => setTimeout(r, 10));
         await writeFile(tokenFile, DEMO_TOKENS.importer);
         return handle.result();
@@ -484,78 +408,93 @@ describe('workflows on a real Temporal server', () => {
   });
 
   it('rejects invalid input before calling any activity', async () => {
-    const { activities, calls } = scriptedActivities({});
+    const scripted = scriptedActivities({});
     const bad = { ...importInput, entityType: 'Lead' } as unknown as ImportFileInput;
-    const cause = await withWorkers(activities, async (taskQueue) =>
-      failureOf((await startImport(taskQueue, bad)).result()),
-    );
+    const cause = await failedImport('import-invalid-input', scripted, bad);
     expect(cause.type).toBe('InvalidInput');
     expect(cause.message).toContain('entityType must be one of Account, Opportunity, Person, Activity, got "Lead"');
-    expect(calls).toHaveLength(0);
+    expect(scripted.calls).toHaveLength(0);
+  });
+});
+
+describe('importFile budget waits on the time-skipping server', () => {
+  const ctx = onServer('time-skipping-server', createTimeSkippingEnvironment);
+
+  it('waits for the budget window when createJob is spent, then creates the job and completes', async () => {
+    const resetsAt = new Date(Date.now() + 3_600_000).toISOString();
+    const { activities, callsOf } = scriptedActivities({
+      createImportJob: [{ fails: budgetExhausted('createJob', resetsAt) }],
+    });
+    const result = await ctx.harness.withWorkers(activities, async (taskQueue) => {
+      const handle = await ctx.harness.startImport(taskQueue);
+      const waiting = await progressWhen(handle, (p) => p.waitingForBudgetUntil !== undefined);
+      expect(Date.parse(waiting.waitingForBudgetUntil ?? '')).toBeGreaterThan(Date.parse(resetsAt));
+      expect(waiting.phase).toBe('creating-job');
+      const result = await handle.result();
+      await ctx.record('import-budget-wait-create-job', handle);
+      return result;
+    });
+    expect(callsOf('createImportJob')).toHaveLength(2);
+    expect(result.seconds.waitingForBudget).toBeGreaterThan(0);
   });
 
-  describe('budget ledger', () => {
-    const settings = {
-      limits: Object.fromEntries(
-        Object.entries(BUDGETED_ENDPOINTS).map(([n, e]) => [n, e.defaultDailyLimit]),
-      ) as Record<BudgetedEndpoint, number>,
-      headroomPercent: 0,
-      resetMinuteUtc: 0,
-    };
-
-    async function startLedger(tenant: string) {
-      const { activities } = scriptedActivities({});
-      const taskQueue = `ledger-${process.pid}-${++testNumber}`;
-      const worker = await Worker.create({
-        connection: env.nativeConnection,
-        taskQueue,
-        workflowBundle: { code },
-        activities,
+  it('reports a job that completed during a budget wait past the job timeout as completed, not timed out', async () => {
+    const sim = await startSimulator({ processingMs: 10 });
+    const service = new ServiceClient({
+      baseUrl: sim.baseUrl,
+      tokens: createTokenSource({ kind: 'env', token: new Secret(DEMO_TOKENS.importer) }),
+    });
+    try {
+      const job = await service.createJob({ dataImportName: 'hole 7', entityType: 'Account' });
+      const csv = Buffer.from('Account Name,Account Domain\nAcme,acme.example\n');
+      await service.submitData(job.id, [csv], { contentLength: csv.length });
+      const realAwait = makeAwaitJobCompletion({
+        service,
+        budget: budgetWith(),
+        poll: { scheduleMs: [50], jitterRatio: 0 },
       });
-      const handle = await env.client.workflow.start<typeof budgetLedger>('budgetLedger', {
-        taskQueue,
-        workflowId: ledgerWorkflowId(tenant),
-        args: [{ tenant, settings }],
+      let awaits = 0;
+      const { activities } = scriptedActivities({
+        createImportJob: [{ returns: { ...jobCreated, jobId: job.id } }],
       });
-      const reserve = (request: ReserveRequest) =>
-        handle.executeUpdate<ReserveResult, [ReserveRequest]>(RESERVE_UPDATE, { args: [request] });
-      return { worker, handle, reserve };
+      activities.awaitJobCompletion = async (input) => {
+        awaits += 1;
+        // The first wait hits the service's daily limit at once; the workflow waits for the window
+        // (at least a minute), far past this import's one-second job timeout.
+        if (awaits === 1) {
+          const { message, type, details } = budgetExhausted('jobStatus', new Date(Date.now() + 1_000).toISOString());
+          throw ApplicationFailure.create({ message, type, nonRetryable: true, details });
+        }
+        return realAwait(input);
+      };
+      const result = await ctx.harness.withWorkers(activities, async (taskQueue) =>
+        (
+          await ctx.harness.startImport(taskQueue, { ...importInput, tenant: GATE_TENANT, jobTimeoutMs: 1_000 })
+        ).result(),
+      );
+      expect(result).toMatchObject({ jobId: job.id, state: 'completed' });
+      expect(result.seconds.waitingForBudget).toBeGreaterThan(1);
+      expect(sim.requests().filter((r) => r.endpoint === 'jobStatus')).toHaveLength(1);
+    } finally {
+      await service.close();
+      await sim.close();
     }
+  });
 
-    it('grants once per requestId, rejects unknown endpoints, and honours the exhausted signal', async () => {
-      const { worker, handle, reserve } = await startLedger(`t${process.pid}a`);
-      await worker.runUntil(async () => {
-        const first = await reserve({ endpoint: 'createJob', requestId: 'wf/1/1' });
-        expect(first).toEqual({ granted: true, remaining: 1199 });
-        expect(await reserve({ endpoint: 'createJob', requestId: 'wf/1/1' })).toEqual(first);
-        await expect(
-          reserve({ endpoint: 'getFieldMappings' as BudgetedEndpoint, requestId: 'wf/1/2' }),
-        ).rejects.toBeInstanceOf(WorkflowUpdateFailedError);
-        const until = new Date(Date.now() + 3_600_000).toISOString();
-        await handle.signal(EXHAUSTED_SIGNAL, { endpoint: 'submitData', until });
-        expect(await reserve({ endpoint: 'submitData', requestId: 'wf/1/3' })).toEqual({
-          granted: false,
-          resetsAt: until,
-        });
-        const usage = await handle.query<LedgerUsage>(USAGE_QUERY);
-        expect(usage.createJob).toMatchObject({ used: 1, limit: 1200, remaining: 1199 });
-        await handle.terminate('test done');
-      });
+  it('resumes the completion wait after a budget wait with the same start instant, at the slowest poll rate', async () => {
+    const resetsAt = new Date(Date.now() + 3_600_000).toISOString();
+    const { activities, callsOf } = scriptedActivities({
+      awaitJobCompletion: [{ fails: { ...budgetExhausted('jobStatus', resetsAt), type: 'DailyLimitReached' } }],
     });
-
-    // The time-skipping server neither orders this ledger's signal and Updates as a real server does nor
-    // lets the 25 h sleep pass here (it timed out); the dev-server version of this scenario is still to write.
-    it.skip('starts a fresh window after the reset by continuing as new (time-skipping server)', async () => {
-      const { worker, handle, reserve } = await startLedger(`t${process.pid}b`);
-      await worker.runUntil(async () => {
-        await reserve({ endpoint: 'createJob', requestId: 'before-reset' });
-        const firstRunId = (await handle.describe()).runId;
-        await env.sleep(25 * 3_600_000);
-        const usage = await handle.query<LedgerUsage>(USAGE_QUERY);
-        expect(usage.createJob.used).toBe(0);
-        expect((await handle.describe()).runId).not.toBe(firstRunId);
-        await handle.terminate('test done');
-      });
+    await ctx.harness.withWorkers(activities, async (taskQueue) => {
+      const handle = await ctx.harness.startImport(taskQueue);
+      const result = await handle.result();
+      await ctx.record('import-budget-wait-job-status', handle);
+      return result;
     });
+    const [first, second] = callsOf('awaitJobCompletion').map((c) => c.input as AwaitJobCompletionInput);
+    expect(first?.startPollIndex).toBeUndefined();
+    expect(second?.startPollIndex).toBe(4);
+    expect(second?.waitingSince).toBe(first?.waitingSince);
   });
 });
