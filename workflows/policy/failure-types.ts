@@ -22,6 +22,11 @@ export const PipelineFailure = {
   InvalidCsvHeader: 'InvalidCsvHeader',
   MappingMismatch: 'MappingMismatch',
   MappingNotApplied: 'MappingNotApplied',
+  /**
+   * Another running import holds the custom source's mapping lock with a
+   * different set: retry once it has finished.
+   */
+  MappingConflict: 'MappingConflict',
   SourceChanged: 'SourceChanged',
   UploadStalled: 'UploadStalled',
   /**
@@ -71,6 +76,7 @@ export const NON_RETRYABLE_FAILURES: readonly FailureType[] = [
   'InvalidCsvHeader',
   'MappingMismatch',
   'MappingNotApplied',
+  'MappingConflict',
   'SourceChanged',
   'UploadUnconfirmed',
   'UploadIncomplete',
@@ -100,6 +106,7 @@ export const OPERATOR_FIXABLE_FAILURES: readonly FailureType[] = [
   'InvalidCsvHeader',
   'MappingMismatch',
   'MappingNotApplied',
+  'MappingConflict',
   'SourceChanged',
   'UploadUnconfirmed',
   'UnexpectedJobState',
