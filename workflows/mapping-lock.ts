@@ -7,9 +7,8 @@
  * free. Imports that want the same set share it; one that wants another set
  * is refused while a holder runs. A holder gives it back with the `release`
  * signal when it ends, completed or failed; a holder that never does
- * (terminated, or recorded before imports released it) is dropped as soon as
- * Temporal no longer shows it running: when it stands in someone's way, and
- * at every hourly check. The lock completes once nobody holds it.
+ * (terminated, timed out) is dropped once Temporal no longer shows it
+ * running: when it stands in someone's way, and at every hourly check. The lock completes once nobody holds it.
  */
 import {
   allHandlersFinished,
