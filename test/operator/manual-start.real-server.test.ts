@@ -97,4 +97,43 @@ describe('a manual start and the nightly, on a real Temporal server', () => {
     expect(ctx.printed[0]).toBe(`started importFile ${newId}`);
     expect(await jobsFor(BY_NIGHT)).toHaveLength(2);
   });
+
+  it('names the import that still runs when the same version is started again', async () => {
+    // A task queue no worker polls: the first import stays running for as long as the test needs.
+    const idle = cliContext(stack.workerEnv({ IMPORT_TASK_QUEUE: `idle-${randomUUID()}` }));
+    const start = () =>
+      startCommand({ bucket: STACK_BUCKET, key: BY_HAND, entityType: 'Account', listAction: 'insert' }, idle);
+    await stack.putObject(BY_HAND, accountsCsv(31_000));
+    await start();
+    const id = objectImportWorkflowId(STACK_BUCKET, BY_HAND, await etagOf(BY_HAND));
+    try {
+      const err = await start().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(CliError);
+      expect((err as CliError).message).toMatch(
+        new RegExp(
+          `^s3://${STACK_BUCKET}/${BY_HAND} \\(ETag [0-9a-f]+\\) is already being imported by workflow ${id}; nothing started`,
+        ),
+      );
+      expect(idle.printed.filter((line) => line.startsWith('started'))).toEqual([`started importFile ${id}`]);
+    } finally {
+      await stack.env.client.workflow.getHandle(id).terminate('test done');
+    }
+  });
+
+  it('says in one line that an object it cannot read cannot be named, and starts nothing', async () => {
+    const missing = `${PREFIX}no-such-file.csv`;
+    const err = await startByHand(missing).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(CliError);
+    expect((err as CliError).message).toMatch(
+      new RegExp(`^cannot read s3://${STACK_BUCKET}/${missing} to name its import \\(.+\\); .*pass --workflow-id`),
+    );
+    expect((err as CliError).message).not.toContain('\n');
+    expect(await jobsFor(missing)).toEqual([]);
+  });
 });
