@@ -10,7 +10,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
+import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WORKFLOWS_SOURCE } from '../../worker/workflow-source.js';
 import type { importFile } from '../../workflows/import-file.js';
 import type { FieldMapping, FieldMappingSet, ImportFileInput } from '../../workflows/policy/import-input.js';
 import { type ImportProgress, PROGRESS_QUERY, RETRY_SIGNAL } from '../../workflows/policy/import-workflow-contract.js';
@@ -20,6 +22,15 @@ import { accountsCsv, type OperatorStack, STACK_BUCKET, startOperatorStack } fro
 import { simRequests } from '../support/sim-inspect.js';
 
 type ImportHandle = WorkflowHandle<typeof importFile>;
+
+const silent = {
+  log: () => undefined,
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+};
 
 const FILE_KEY = 'mappings/accounts.csv';
 const NAME_AND_DOMAIN: FieldMapping[] = [
@@ -114,12 +125,20 @@ describe('imports sharing a custom source, on a real Temporal server', () => {
     await waitFor(async () => ((await lockStatus(sourceId)) === 'COMPLETED' ? true : undefined), 200);
   });
 
-  it('the same set at once: both imports proceed', async () => {
+  it('the same set at once: both imports proceed; their histories and the lock history replay on this code', async () => {
     const set: FieldMappingSet = { sourceId: '1002', objectType: 'account', mappings: NAME_AND_DOMAIN };
     const handles = await Promise.all([start(set, 'fail'), start(set, 'fail')]);
     const results = await Promise.all(handles.map((h) => h.result()));
     expect(results.map((r) => r.state)).toEqual(['completed', 'completed']);
     expect(stack.sim.fieldMappings('1002', 'account')).toEqual(NAME_AND_DOMAIN);
+
+    // Both released the lock as they ended, so it has completed; every one of these runs replays as it ran.
+    const lock = stack.env.client.workflow.getHandle(mappingLockWorkflowId('1002', 'account'));
+    await waitFor(async () => ((await lock.describe()).status.name === 'COMPLETED' ? true : undefined), 200);
+    const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_SOURCE, logger: silent });
+    for (const handle of [...handles, lock]) {
+      await Worker.runReplayHistory({ workflowBundle: { code } }, await handle.fetchHistory(), handle.workflowId);
+    }
   });
 
   it('a holder terminated while its job runs does not keep the next import out', async () => {
