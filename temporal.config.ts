@@ -679,17 +679,22 @@ export interface LoadConfigOptions {
   needsService?: boolean;
 }
 
+/** Where the source files are read from (the worker, and the CLI's `start` to name an import by its object version). */
+export function loadS3Config(env: Env = process.env): Config['s3'] {
+  const s3Endpoint = readVariable(env, 'S3_ENDPOINT');
+  return {
+    endpoint: s3Endpoint,
+    region: readVariable(env, 'AWS_REGION'),
+    forcePathStyle: readVariable(env, 'S3_FORCE_PATH_STYLE') ?? s3Endpoint !== undefined,
+  };
+}
+
 /** Everything the worker reads. */
 export function loadConfig(env: Env = process.env, options: LoadConfigOptions = {}): Config {
-  const s3Endpoint = readVariable(env, 'S3_ENDPOINT');
   return {
     ...loadClientConfig(env),
     service: options.needsService ? readServiceConfig(env) : undefined,
-    s3: {
-      endpoint: s3Endpoint,
-      region: readVariable(env, 'AWS_REGION'),
-      forcePathStyle: readVariable(env, 'S3_FORCE_PATH_STYLE') ?? s3Endpoint !== undefined,
-    },
+    s3: loadS3Config(env),
     budget: loadBudgetSettings(env),
     poll: {
       scheduleMs: readVariable(env, 'IMPORT_POLL_SCHEDULE'),

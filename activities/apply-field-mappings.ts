@@ -2,13 +2,17 @@
  * The applyFieldMappings activity: makes the custom source's mapping set equal
  * to the wanted one. It reads first and writes only when the sets differ
  * (compared as sets: the service need not keep our order), then reads back,
- * because a PUT that answered 201 is not proof the set took.
+ * because a PUT that answered 201 is not proof the set took. Asked to, it
+ * first takes the source's mapping lock for the calling import, so that no
+ * other running import changes the set while this one's job is in flight.
  */
 import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ApplyFieldMappingsInput, ApplyFieldMappingsResult } from '../workflows/policy/activity-contracts.js';
 import type { FieldMapping, MappingObjectType } from '../workflows/policy/import-input.js';
+import { mappingSetKey } from '../workflows/policy/mapping-lock.js';
 import { failure } from './failures.js';
+import type { MappingLocks } from './mapping-lock.js';
 import type { CallOptions } from './service/types.js';
 import { ServiceCalls, type ServiceCallsDeps } from './service-calls.js';
 
@@ -25,6 +29,7 @@ export interface MappingService {
 
 export interface ApplyFieldMappingsDeps extends ServiceCallsDeps {
   service: MappingService;
+  locks: MappingLocks;
 }
 
 /** Only the three fields the spec defines take part: anything extra the service adds is not ours to compare. */
@@ -56,6 +61,21 @@ export function makeApplyFieldMappings(deps: ApplyFieldMappingsDeps) {
     const calls = ServiceCalls.forCurrentActivity(deps, input.tenant);
     const { sourceId, objectType, mappings } = input.set;
     const where = `custom source ${sourceId} (${objectType})`;
+    if (input.mappingLockHolder !== undefined) {
+      const answer = await deps.locks.acquire(sourceId, objectType, {
+        workflowId: input.mappingLockHolder,
+        setKey: mappingSetKey(mappings),
+      });
+      if (!answer.granted) {
+        const heldBy = answer.heldBy ?? [];
+        throw failure(
+          'MappingConflict',
+          `${where}: running import ${heldBy.join(', ')} applied a different mapping set, and its job depends on it; ` +
+            'the service keeps one set per source, so retry this import once that one has finished',
+          { sourceId, objectType, heldBy },
+        );
+      }
+    }
     const read = () =>
       calls.run('getFieldMappings', () => deps.service.getFieldMappings(sourceId, objectType, { signal }));
     try {

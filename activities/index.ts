@@ -11,6 +11,7 @@ import { makeCountWindowSpend } from './budget/window-spend.js';
 import { makeCreateImportJob } from './create-import-job.js';
 import { makeInspectSource } from './inspect-source.js';
 import { makeListFeedObjects } from './list-feed-objects.js';
+import type { MappingLocks } from './mapping-lock.js';
 import { makeReadImportStates, type WorkflowStatuses } from './read-import-states.js';
 import { ReferenceCache } from './reference-cache.js';
 import type { ParallelParts } from './s3/ranged-reader.js';
@@ -33,8 +34,10 @@ export interface ActivityDeps {
   service: ServiceClient;
   s3: S3Source;
   budget: BudgetGate;
-  /** Temporal's view of workflow ids (the nightly's child imports). */
+  /** Temporal's view of workflow ids (the nightly's child imports, the mapping locks' holders). */
   workflows: WorkflowStatuses;
+  /** The custom sources' mapping locks. */
+  mappingLocks: MappingLocks;
   settings: ActivitySettings;
   /** Metrics hook: bytes as they move into an upload. */
   onBytesUploaded?: (bytes: number) => void;
@@ -46,7 +49,7 @@ export function createActivities(deps: ActivityDeps) {
   const reference = new ReferenceCache();
   const activities = {
     inspectSource: makeInspectSource({ ...calls, s3, maxFileBytes: settings.maxFileBytes, reference }),
-    applyFieldMappings: makeApplyFieldMappings(calls),
+    applyFieldMappings: makeApplyFieldMappings({ ...calls, locks: deps.mappingLocks }),
     createImportJob: makeCreateImportJob({ ...calls, settleMs: settings.createSettleMs }),
     uploadData: makeUploadData({
       ...calls,

@@ -63,7 +63,10 @@ export function buildProgram(ctx: CliContext): Command {
       ).choices([...ON_FAILURE_MODES]),
     )
     .option('--input <file>', 'JSON file holding the whole importFile input, instead of the flags above')
-    .option('--workflow-id <id>', 'workflow id (default: import-<bucket>-<key>-<UTC timestamp>)')
+    .option(
+      '--workflow-id <id>',
+      "workflow id (default: the object version's, import-<hash of bucket/key/ETag>, as the nightly uses; a version already imported is not imported again)",
+    )
     .option('--wait', 'follow the import with a progress bar until it ends; exit 1 if it failed')
     .action((options) => startCommand(options, ctx));
 

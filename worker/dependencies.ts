@@ -6,6 +6,7 @@
 import type { Client } from '@temporalio/client';
 import { TemporalBudgetGate } from '../activities/budget/temporal-gate.js';
 import type { ActivityDeps } from '../activities/index.js';
+import { temporalMappingLocks } from '../activities/mapping-lock.js';
 import { temporalWorkflowStatuses } from '../activities/read-import-states.js';
 import { createS3Client } from '../activities/s3/client.js';
 import { S3Source } from '../activities/s3/source.js';
@@ -34,6 +35,7 @@ export function createActivityDeps(config: Config, client: Client, metrics?: Wor
     s3: new S3Source(createS3Client(config.s3)),
     budget: metrics ? meteredBudgetGate(gate, metrics) : gate,
     workflows: temporalWorkflowStatuses(client),
+    mappingLocks: temporalMappingLocks(client, config.temporal.taskQueue),
     settings: {
       maxFileBytes: config.maxFileBytes,
       poll: { scheduleMs: config.poll.scheduleMs, jitterRatio: config.poll.jitterRatio },

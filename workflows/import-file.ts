@@ -3,7 +3,7 @@
  *
  * Steps: inspectSource -> applyFieldMappings (when given) -> createImportJob
  * -> uploadData -> awaitJobCompletion. The long work happens inside
- * heartbeating activities, so a happy path is a fixed, small history (35
+ * heartbeating activities, so a happy path is a fixed, small history (44
  * events with mappings, 29 without) whatever the file size or job duration.
  *
  * Exactly once, across worker crashes, retries and operator Resets:
@@ -19,12 +19,18 @@
  * failure. A failure an operator can fix (token, permission, file, mapping)
  * fails the import, or with `onFailure: 'await-retry'` waits for a `retry`
  * or `abandon` signal. A failed or timed-out job always fails the import.
+ *
+ * An import with field mappings holds its custom source's mapping lock from
+ * applying them until it ends, so no other import changes the source's set
+ * while this job depends on it (a different set is refused: MappingConflict).
  */
 import {
   ApplicationFailure,
+  CancellationScope,
   condition,
   defineQuery,
   defineSignal,
+  getExternalWorkflowHandle,
   isCancellation,
   log,
   patched,
@@ -33,12 +39,14 @@ import {
   sleep,
   workflowInfo,
 } from '@temporalio/workflow';
+import { releaseMappingLockSignal } from './mapping-lock.js';
 import type { ImportActivities, InspectSourceResult } from './policy/activity-contracts.js';
 import { pollTaskQueue, uploadTaskQueue } from './policy/budget-contracts.js';
 import { type ApiCallCounts, addApiCalls } from './policy/endpoints.js';
 import { budgetWaitOf, classifyFailure, failureMessageOf, failureTypeOf } from './policy/failure-classification.js';
 import {
   DEFAULT_LIST_ACTION,
+  type FieldMappingSet,
   type ImportFileInput,
   importInputProblems,
   normaliseImportInput,
@@ -55,6 +63,7 @@ import {
   RETRY_SIGNAL,
 } from './policy/import-workflow-contract.js';
 import { executionJobScope, fnv1a64, jobKeyFor } from './policy/job-key.js';
+import { mappingLockWorkflowId } from './policy/mapping-lock.js';
 import { DEFAULT_POLL_SCHEDULE_MS } from './policy/poll-schedule.js';
 import { activityOptionsFor } from './policy/retry-policies.js';
 
@@ -75,6 +84,11 @@ const RESUMED_POLL_INDEX = DEFAULT_POLL_SCHEDULE_MS.length - 1;
 
 /** Runs with this marker keep an operator signal that arrives before the step starts waiting for it. */
 const KEEP_EARLY_OPERATOR_SIGNALS_PATCH = 'import-keeps-early-operator-signals';
+/**
+ * Runs with this marker hold the custom source's mapping lock from applying
+ * their mappings until they end, and release it then (see mapping-lock.ts).
+ */
+const HOLD_MAPPING_LOCK_PATCH = 'import-holds-mapping-lock';
 
 const PHASE_OF_STEP: Record<ImportStep, ImportPhase> = {
   inspectSource: 'inspecting',
@@ -98,6 +112,33 @@ export async function importFile(rawInput: ImportFileInput): Promise<ImportFileR
     throw ApplicationFailure.nonRetryable(`invalid importFile input: ${problems.join('; ')}`, 'InvalidInput');
   }
   const input = normaliseImportInput(rawInput);
+  const lockedSet =
+    input.fieldMappings !== undefined && patched(HOLD_MAPPING_LOCK_PATCH) ? input.fieldMappings : undefined;
+  if (!lockedSet) return importSteps(input, false);
+  try {
+    return await importSteps(input, true);
+  } finally {
+    await releaseMappingLock(lockedSet);
+  }
+}
+
+/**
+ * Gives the source's mapping lock back, completed or failed (a no-op when this
+ * import never took it). Sent even when the import was cancelled; a lock that
+ * has already ended needs nothing.
+ */
+async function releaseMappingLock(set: FieldMappingSet): Promise<void> {
+  const lock = getExternalWorkflowHandle(mappingLockWorkflowId(set.sourceId, set.objectType));
+  try {
+    await CancellationScope.nonCancellable(() =>
+      lock.signal(releaseMappingLockSignal, { workflowId: workflowInfo().workflowId }),
+    );
+  } catch (err) {
+    log.info(`mapping lock ${lock.workflowId} was not signalled (it is not running): ${err}`);
+  }
+}
+
+async function importSteps(input: ImportFileInput, holdsMappingLock: boolean): Promise<ImportFileResult> {
   // Budgets are those of the worker's credential; a tenant named here is only checked against it.
   const tenant = input.tenant;
   const onFailure = input.onFailure ?? 'fail';
@@ -234,7 +275,11 @@ export async function importFile(rawInput: ImportFileInput): Promise<ImportFileR
   const fieldMappings = input.fieldMappings;
   if (fieldMappings) {
     const applied = await runStep('applyFieldMappings', () =>
-      activitiesFor('applyFieldMappings').applyFieldMappings({ tenant, set: fieldMappings }),
+      activitiesFor('applyFieldMappings').applyFieldMappings({
+        tenant,
+        set: fieldMappings,
+        ...(holdsMappingLock ? { mappingLockHolder: info.workflowId } : {}),
+      }),
     );
     addApiCalls(apiCalls, applied.value.apiCalls);
     mappingsMs = applied.ms;

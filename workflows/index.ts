@@ -1,4 +1,5 @@
 /** The workflow bundle's entry: every workflow the worker registers. */
 export { budgetLedger } from './budget-ledger.js';
 export { importFile } from './import-file.js';
+export { mappingLock } from './mapping-lock.js';
 export { nightlyImport } from './nightly-import.js';

@@ -132,6 +132,9 @@ describe('import-worker as a child process', () => {
       'Account',
       '--list-action',
       'replace',
+      // Without it the command reads the object's ETag from S3 first, to name the import.
+      '--workflow-id',
+      'import-k',
     ]);
     expect(r.code).toBe(1);
     const lines = errorLines(r.stderr);

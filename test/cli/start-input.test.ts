@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CliError } from '../../worker/cli/cli-error.js';
-import { defaultWorkflowId, destructiveListActionWarning, importInputFromFlags } from '../../worker/cli/start-input.js';
+import { destructiveListActionWarning, importInputFromFlags } from '../../worker/cli/start-input.js';
 
 const files: Record<string, string> = {
   'mappings.json': JSON.stringify({
@@ -141,25 +141,6 @@ describe('importInputFromFlags', () => {
         importInputFromFlags({ bucket: 'b', key: 'k', entityType: 'Account', mappingsFile: 'nope' }, 't', read),
       ),
     ).toBe('--mappings-file nope: cannot read the file (ENOENT)');
-  });
-});
-
-describe('defaultWorkflowId', () => {
-  const at = new Date('2026-11-22T08:15:30.123Z');
-
-  it('reads as import-<bucket>-<key slug>-<UTC timestamp>', () => {
-    const id = defaultWorkflowId(
-      { source: { bucket: 'CRM_Drops', key: 'daily/Accounts 2026.csv' }, dataImportName: 'x', entityType: 'Account' },
-      at,
-    );
-    expect(id).toBe('import-crm-drops-daily-accounts-2026-csv-20261122-081530');
-  });
-
-  it('keeps the end of a long key, where the file name is', () => {
-    const key = `${'folder/'.repeat(30)}accounts.csv`;
-    const id = defaultWorkflowId({ source: { bucket: 'b', key }, dataImportName: 'x', entityType: 'Account' }, at);
-    expect(id.length).toBeLessThan(100);
-    expect(id).toMatch(/-accounts-csv-20261122-081530$/);
   });
 });
 

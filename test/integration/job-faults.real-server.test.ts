@@ -94,6 +94,7 @@ describe('job faults through a whole import on a real server', () => {
       s3: new S3Source(s3.client),
       budget: new InMemoryBudgetGate(SPEC_BUDGET_SETTINGS),
       workflows: { statusOf: async () => undefined },
+      mappingLocks: { acquire: () => Promise.reject(new Error('no mapping lock is taken in this test')) },
       settings: {
         maxFileBytes: 5 * 1024 ** 3,
         poll: { scheduleMs: [100, 200], jitterRatio: 0 },

@@ -76,6 +76,8 @@ async function startWorld(limits: Partial<typeof SPEC_BUDGET_SETTINGS.limits> = 
     budget,
     // No nightly runs here: no child import is ever looked up.
     workflows: { statusOf: async () => undefined },
+    // The activities run without a workflow here, and none asks for a mapping lock.
+    mappingLocks: { acquire: () => Promise.reject(new Error('no mapping lock is taken in this test')) },
     settings: {
       maxFileBytes: 5 * 1024 ** 3,
 

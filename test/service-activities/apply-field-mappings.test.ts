@@ -27,7 +27,9 @@ describe('applyFieldMappings', () => {
     w.sim.clearFaults();
     w.sim.seedFieldMappings('1001', 'account', []);
     budget = budgetWith();
-    apply = makeApplyFieldMappings({ service: w.service, budget });
+    // No input here names a lock holder: the lock is tested on the real server (mapping-lock.real-server.test.ts).
+    const locks = { acquire: () => Promise.reject(new Error('no mapping lock is taken in this test')) };
+    apply = makeApplyFieldMappings({ service: w.service, budget, locks });
   });
 
   const run = (set: FieldMappingSet = WANTED) =>

@@ -1,5 +1,16 @@
-/** `import-worker start`: validate the input, start importFile, optionally follow it to the end. */
-import { WorkflowExecutionAlreadyStartedError, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+/**
+ * `import-worker start`: validate the input, start importFile, optionally
+ * follow it to the end. Without `--workflow-id` the import is named after the
+ * object version (as the nightly names its children) and an id whose import
+ * completed is not reused: an object version already imported, by hand or by
+ * a night, is reported and not imported again.
+ */
+import {
+  type Client,
+  WorkflowExecutionAlreadyStartedError,
+  type WorkflowHandleWithFirstExecutionRunId,
+  WorkflowIdReusePolicy,
+} from '@temporalio/client';
 import { loadClientConfig } from '../../temporal.config.js';
 import type { importFile } from '../../workflows/import-file.js';
 import type { ImportFileResult } from '../../workflows/policy/import-workflow-contract.js';
@@ -7,12 +18,8 @@ import { CliError } from './cli-error.js';
 import { workflowUiLink } from './connect.js';
 import { type CliContext, withClient } from './context.js';
 import { formatBytes } from './import-progress.js';
-import {
-  defaultWorkflowId,
-  destructiveListActionWarning,
-  importInputFromFlags,
-  type StartFlags,
-} from './start-input.js';
+import { type ObjectVersion, objectVersionOf } from './object-version.js';
+import { destructiveListActionWarning, importInputFromFlags, type StartFlags } from './start-input.js';
 import { watchImport } from './watch-import.js';
 
 export interface StartOptions extends StartFlags {
@@ -31,7 +38,8 @@ export async function startCommand(options: StartOptions, ctx: CliContext): Prom
   const input = importInputFromFlags(options, config.tenant);
   const warning = destructiveListActionWarning(input);
   if (warning) ctx.warn(warning);
-  const workflowId = options.workflowId ?? defaultWorkflowId(input, ctx.now());
+  const version = options.workflowId === undefined ? await objectVersionOf(ctx.env, input.source) : undefined;
+  const workflowId = options.workflowId ?? (version as ObjectVersion).workflowId;
 
   await withClient(ctx, config.temporal, async ({ client }) => {
     let handle: WorkflowHandleWithFirstExecutionRunId<typeof importFile>;
@@ -40,12 +48,13 @@ export async function startCommand(options: StartOptions, ctx: CliContext): Prom
         taskQueue: config.temporal.taskQueue,
         workflowId,
         args: [input],
+        // An object version's import runs again only after a failure; an explicit id is the operator's choice.
+        ...(version ? { workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY } : {}),
       });
     } catch (err) {
-      if (err instanceof WorkflowExecutionAlreadyStartedError) {
-        throw new CliError(`workflow id ${workflowId} is already running; pass another --workflow-id`);
-      }
-      throw err;
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      if (!version) throw new CliError(`workflow id ${workflowId} is already running; pass another --workflow-id`);
+      throw new CliError(await alreadyImported(client, input.source, version));
     }
     ctx.print(`started importFile ${workflowId}`);
     ctx.print(`  ${workflowUiLink(config.temporal, workflowId)}`);
@@ -55,4 +64,21 @@ export async function startCommand(options: StartOptions, ctx: CliContext): Prom
     if (!outcome.ok) throw new CliError(`import failed: ${outcome.reason}`);
     ctx.print(describeResult(outcome.result));
   });
+}
+
+/** Why an object version's import was not started: it runs, or it completed. */
+async function alreadyImported(
+  client: Client,
+  source: { bucket: string; key: string },
+  version: ObjectVersion,
+): Promise<string> {
+  const object = `s3://${source.bucket}/${source.key} (ETag ${version.etag})`;
+  const status = (await client.workflow.getHandle(version.workflowId).describe()).status.name;
+  if (status === 'RUNNING') {
+    return `${object} is already being imported by workflow ${version.workflowId}; nothing started (follow it with import-worker status ${version.workflowId})`;
+  }
+  return (
+    `${object} was already imported by workflow ${version.workflowId}; nothing started. ` +
+    'A changed object (new ETag) is a new import; to import this version again, pass --workflow-id'
+  );
 }

@@ -164,20 +164,3 @@ export function destructiveListActionWarning(input: ImportFileInput): string | u
       : 'removes the listed members from the target list';
   return `warning: listAction ${input.listAction} ${effect}`;
 }
-
-const MAX_SLUG_LENGTH = 60;
-
-function slug(text: string): string {
-  return text
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '');
-}
-
-/** A readable default id: import-<bucket>-<key slug>-<UTC yyyymmdd-hhmmss>. */
-export function defaultWorkflowId(input: ImportFileInput, now: Date): string {
-  const keySlug = slug(input.source.key);
-  const tail = keySlug.length > MAX_SLUG_LENGTH ? keySlug.slice(-MAX_SLUG_LENGTH).replace(/^-+/, '') : keySlug;
-  const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
-  return `import-${slug(input.source.bucket)}-${tail}-${stamp}`;
-}

@@ -41,6 +41,12 @@ export interface InspectSourceResult {
 
 export interface ApplyFieldMappingsInput extends BudgetScope {
   set: FieldMappingSet;
+  /**
+   * The import (workflow id) that takes the source's mapping lock first:
+   * refused with MappingConflict while another running import holds it with
+   * another set. Absent in runs recorded before imports held the lock.
+   */
+  mappingLockHolder?: string;
 }
 
 export interface ApplyFieldMappingsResult {
@@ -229,6 +235,9 @@ export interface LedgerActivities {
   /** Run by the budget ledger when it starts without counts. */
   countWindowSpend(input: WindowSpendInput): Promise<WindowSpend>;
 }
+
+/** The activities the mapping lock calls: whether its holders still run. */
+export type MappingLockActivities = Pick<NightlyActivities, 'readImportStates'>;
 
 /** Every activity any workflow proxies: what the worker must register, checked by the compiler. */
 export type AllActivities = ImportActivities & NightlyActivities & LedgerActivities;

@@ -24,6 +24,11 @@ export const PipelineFailure = {
   InvalidCsvHeader: 'InvalidCsvHeader',
   MappingMismatch: 'MappingMismatch',
   MappingNotApplied: 'MappingNotApplied',
+  /**
+   * Another running import holds the custom source's mapping lock with a
+   * different set: retry once it has finished.
+   */
+  MappingConflict: 'MappingConflict',
   SourceChanged: 'SourceChanged',
   UploadStalled: 'UploadStalled',
   /**
@@ -84,6 +89,7 @@ export const FAILURE_HANDLING = {
   InvalidCsvHeader: 'operator',
   MappingMismatch: 'operator',
   MappingNotApplied: 'operator',
+  MappingConflict: 'operator',
   SourceChanged: 'operator',
   UploadStalled: 'retry',
   UploadUnconfirmed: 'operator',
