@@ -40,9 +40,11 @@ describe('recorded histories replay with today’s workflow code', () => {
     expect([...types].sort()).toEqual(expect.arrayContaining(['budgetLedger', 'importFile', 'nightlyImport']));
   });
 
-  it('field mappings add one activity to a happy-path import: six events', () => {
+  it('field mappings cost a happy-path import thirteen events: the activity, the lock marker, its release signal', () => {
+    // applyFieldMappings (3 activity + 3 workflow-task events), the mapping-lock patch marker and search
+    // attribute (2), and the release signal to the lock (initiated and its outcome, 2, in a task of its own, 3).
     const events = (file: string) => fixtures.find((f) => f.file === file)?.recorded.history.events.length ?? 0;
-    expect(events('import-happy-path-with-mappings.json') - events('import-happy-path-without-mappings.json')).toBe(6);
+    expect(events('import-happy-path-with-mappings.json') - events('import-happy-path-without-mappings.json')).toBe(13);
   });
 
   it.each(fixtures.map((f) => [f.file, f.recorded] as const))('%s', async (file, recorded) => {
