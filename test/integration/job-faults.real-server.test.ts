@@ -24,6 +24,7 @@ import { createTokenSource, type TokenSource } from '../../activities/service/to
 import { Secret } from '../../temporal.config.js';
 import { type LocalS3, startLocalS3 } from '../../worker/demo/local-s3.js';
 import type { importFile } from '../../workflows/import-file.js';
+import { pollTaskQueue, uploadTaskQueue } from '../../workflows/policy/budget-contracts.js';
 import type { ImportFileInput } from '../../workflows/policy/import-input.js';
 import { DEMO_TOKENS, type Simulator, startSimulator } from '../simulator/server.js';
 import { createEnvironment } from '../support/temporal-server.js';
@@ -89,7 +90,7 @@ describe('job faults through a whole import on a real server', () => {
       tokens: options.tokens ?? createTokenSource({ kind: 'env', token: new Secret(DEMO_TOKENS.importer) }),
       requestTimeoutMs: options.requestTimeoutMs ?? 5_000,
     });
-    const { uploadData, ...short } = createActivities({
+    const { uploadData, awaitJobCompletion, ...short } = createActivities({
       service,
       s3: new S3Source(s3.client),
       budget: new InMemoryBudgetGate(SPEC_BUDGET_SETTINGS),
@@ -112,8 +113,13 @@ describe('job faults through a whole import on a real server', () => {
     });
     const uploads = await Worker.create({
       connection: env.nativeConnection,
-      taskQueue: `${taskQueue}-uploads`,
+      taskQueue: uploadTaskQueue(taskQueue),
       activities: { uploadData },
+    });
+    const polls = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue: pollTaskQueue(taskQueue),
+      activities: { awaitJobCompletion },
     });
     const start = (workflowId: string, input: ImportFileInput) =>
       env.client.workflow
@@ -129,7 +135,7 @@ describe('job faults through a whole import on a real server', () => {
           (err: unknown) => outcomeOf(err),
         );
     try {
-      return await main.runUntil(uploads.runUntil(run(start)));
+      return await main.runUntil(uploads.runUntil(polls.runUntil(run(start))));
     } finally {
       await service.close();
     }
