@@ -60,6 +60,7 @@ describe('preflight and tokens on a real Temporal server', () => {
         IMPORT_TASK_QUEUE: taskQueue,
         IMPORT_POLL_SCHEDULE: '200ms,500ms',
         WORKER_METRICS_PORT: '0',
+        IMPORT_TENANT: TENANT,
       },
       { needsService: true },
     );
