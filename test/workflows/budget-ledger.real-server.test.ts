@@ -146,7 +146,7 @@ describe('budget ledger on the dev server', () => {
     await record('ledger-window-reset-first-run', scenario, workflowId, firstRunId);
     await record('ledger-window-reset-next-run', scenario, workflowId, nextRunId);
     await env.client.workflow.getHandle(workflowId).terminate('test done');
-  });
+  }, 150_000);
 
   it.concurrent('continues as new at the reset with reservations in flight: every grant answered once, counted in one window', async ({
     expect,
