@@ -20,6 +20,8 @@ import { DEMO_TOKENS, type Simulator, startSimulator } from '../simulator/server
 import { type ActivityRun, runActivity } from '../support/activities.js';
 
 export const BUCKET = 'imports';
+/** The tenant the world's budget gate holds: uploads must name it (or none). */
+export const WORLD_TENANT = 'acme';
 
 /** An S3Source that keeps every stream it opened, so a test can see whether it was destroyed. */
 export class RecordingS3Source extends S3Source {
@@ -85,7 +87,7 @@ export async function startWorld(options: WorldOptions = {}): Promise<UploadWorl
     source: new RecordingS3Source(s3.client),
     sim,
     service,
-    budget: new InMemoryBudgetGate(SPEC_BUDGET_SETTINGS, Date.now, 'acme'),
+    budget: new InMemoryBudgetGate(SPEC_BUDGET_SETTINGS, Date.now, WORLD_TENANT),
     async put(key, body) {
       await s3.client.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: Buffer.from(body) }));
     },
@@ -177,4 +179,23 @@ export async function uploadWithRetries(
       if (err.nonRetryable || attempt >= maxAttempts) return { failure: err, attempts: attempt };
     }
   }
+}
+
+/** Stores `bytes` under `key` and makes a fresh job for them: the input of one upload. */
+export async function prepareUpload(world: UploadWorld, key: string, bytes: Buffer): Promise<UploadDataInput> {
+  await world.put(key, bytes);
+  return {
+    tenant: WORLD_TENANT,
+    jobId: await world.newJobId(),
+    bucket: BUCKET,
+    key,
+    etag: await etagOf(world, key),
+    sizeBytes: bytes.length,
+    listAction: 'noop',
+  };
+}
+
+/** The data PUTs the service saw for one job: more than one is a second upload. */
+export function dataPutsTo(world: UploadWorld, jobId: string): number {
+  return world.sim.requests().filter((r) => r.endpoint === 'submitData' && r.path.includes(`/job/${jobId}/`)).length;
 }

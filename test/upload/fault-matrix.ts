@@ -20,8 +20,10 @@ import { runActivity } from '../support/activities.js';
 import {
   BUCKET,
   csvBytes,
+  dataPutsTo,
   etagOf,
   GatedS3Source,
+  prepareUpload,
   type RetriedUpload,
   runUpload,
   sha256,
@@ -69,11 +71,8 @@ function outcomeOf(run: RetriedUpload, maxAttempts = 4): string {
 
 function row(world: UploadWorld, fault: string, input: UploadDataInput, bytes: Buffer, outcome: string): void {
   const job = world.sim.job(input.jobId)!;
-  const puts = world.sim
-    .requests()
-    .filter((r) => r.endpoint === 'submitData' && r.path.includes(`/job/${input.jobId}/`));
   const byteExact = job.uploads === 0 ? '-' : job.sha256 === sha256(bytes) ? 'yes' : `no (${job.bytesReceived} B)`;
-  rows.push([fault, '1', String(puts.length), String(job.uploads), byteExact, outcome]);
+  rows.push([fault, '1', String(dataPutsTo(world, input.jobId)), String(job.uploads), byteExact, outcome]);
 }
 
 async function main(): Promise<void> {
@@ -83,13 +82,7 @@ async function main(): Promise<void> {
   const deps = (over = {}) =>
     uploadDeps(world, { uploadIdleTimeoutMs: IDLE_MS, unconfirmedWaitMs: 3_000, unconfirmedPollMs: 100, ...over });
   let n = 0;
-  async function prepare(bytes: Buffer): Promise<UploadDataInput> {
-    const key = `matrix-${++n}.csv`;
-    await world.put(key, bytes);
-    const etag = await etagOf(world, key);
-    const jobId = await world.newJobId();
-    return { tenant: 't', jobId, bucket: BUCKET, key, etag, sizeBytes: bytes.length, listAction: 'noop' };
-  }
+  const prepare = (bytes: Buffer) => prepareUpload(world, `matrix-${++n}.csv`, bytes);
   const scenario = (fault: string, size: number, inject: () => void, over = {}) =>
     guarded(fault, async () => {
       world.sim.clearFaults();
@@ -274,14 +267,15 @@ async function pollOnce(
   await w.service.submitData(job.id, [csv], { contentLength: csv.length });
   while (w.sim.job(job.id)?.state === 'processing') await new Promise((r) => setTimeout(r, 10));
   w.sim.spellStates(c.spelling, { count: 1_000 });
+  const budget = budgetWith();
   const run = runActivity(
     makeAwaitJobCompletion({
       service: w.service,
-      budget: budgetWith(),
+      budget,
       poll: { scheduleMs: [100], jitterRatio: 0 },
       heartbeatIntervalMs: 20,
     }),
-    { tenant: 't', jobId: job.id, timeoutMs: 2_000 },
+    { tenant: budget.tenant, jobId: job.id, timeoutMs: 2_000 },
   );
   let outcome: string;
   try {

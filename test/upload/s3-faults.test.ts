@@ -8,12 +8,13 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { RangeNotHonoured } from '../../activities/s3/errors.js';
 import { S3Source } from '../../activities/s3/source.js';
 import { s3ClientFor } from '../../worker/demo/local-s3.js';
-import type { UploadDataInput } from '../../workflows/policy/activity-contracts.js';
 import { failureOf } from '../support/activities.js';
 import {
   BUCKET,
   csvBytes,
+  dataPutsTo,
   etagOf,
+  prepareUpload,
   runUpload,
   sha256,
   startWorld,
@@ -45,22 +46,9 @@ beforeEach(() => {
 const MiB = 1024 * 1024;
 const BIG = csvBytes(32 * MiB);
 
-async function prepare(key: string, bytes: Buffer): Promise<UploadDataInput> {
-  await world.put(key, bytes);
-  return {
-    tenant: 'acme',
-    jobId: await world.newJobId(),
-    bucket: BUCKET,
-    key,
-    etag: await etagOf(world, key),
-    sizeBytes: bytes.length,
-    listAction: 'noop',
-  };
-}
+const prepare = (key: string, bytes: Buffer) => prepareUpload(world, key, bytes);
 
-function puts(jobId: string): number {
-  return world.sim.requests().filter((r) => r.endpoint === 'submitData' && r.path.includes(`/job/${jobId}/`)).length;
-}
+const puts = (jobId: string) => dataPutsTo(world, jobId);
 
 describe('hole 12: an S3 that ignores Range', () => {
   it('reads the header row of a big object without pulling the whole object', async () => {

@@ -1,11 +1,11 @@
 import { CancelledFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { UploadDataInput } from '../../workflows/policy/activity-contracts.js';
 import { failureOf } from '../support/activities.js';
 import {
   BUCKET,
   csvBytes,
-  etagOf,
+  dataPutsTo,
+  prepareUpload,
   runUpload,
   sha256,
   startWorld,
@@ -23,22 +23,9 @@ afterAll(async () => {
   await world?.close();
 });
 
-async function prepare(key: string, bytes: Buffer): Promise<UploadDataInput> {
-  await world.put(key, bytes);
-  return {
-    tenant: 'acme',
-    jobId: await world.newJobId(),
-    bucket: BUCKET,
-    key,
-    etag: await etagOf(world, key),
-    sizeBytes: bytes.length,
-    listAction: 'noop',
-  };
-}
+const prepare = (key: string, bytes: Buffer) => prepareUpload(world, key, bytes);
 
-function dataPuts(jobId: string): number {
-  return world.sim.requests().filter((r) => r.endpoint === 'submitData' && r.path.includes(`/job/${jobId}/`)).length;
-}
+const dataPuts = (jobId: string) => dataPutsTo(world, jobId);
 
 describe('uploadData streams the S3 object into the job', () => {
   it.each([

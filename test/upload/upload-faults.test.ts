@@ -7,10 +7,10 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { UploadDataInput } from '../../workflows/policy/activity-contracts.js';
 import { until } from '../simulator/test-client.js';
 import {
-  BUCKET,
   csvBytes,
-  etagOf,
+  dataPutsTo,
   GatedS3Source,
+  prepareUpload,
   runUpload,
   sha256,
   startWorld,
@@ -36,25 +36,13 @@ const IDLE_MS = 300;
 const deps = (over = {}) =>
   uploadDeps(world, { uploadIdleTimeoutMs: IDLE_MS, unconfirmedWaitMs: 3_000, unconfirmedPollMs: 100, ...over });
 
-async function prepare(key: string, bytes: Buffer): Promise<UploadDataInput> {
-  await world.put(key, bytes);
-  return {
-    tenant: 'acme',
-    jobId: await world.newJobId(),
-    bucket: BUCKET,
-    key,
-    etag: await etagOf(world, key),
-    sizeBytes: bytes.length,
-    listAction: 'noop',
-  };
-}
+const prepare = (key: string, bytes: Buffer) => prepareUpload(world, key, bytes);
 
 /** What the service saw of one job: data PUTs, accepted copies, and whether the accepted copy is the file. */
 function seen(input: UploadDataInput, bytes: Buffer) {
   const job = world.sim.job(input.jobId)!;
   return {
-    puts: world.sim.requests().filter((r) => r.endpoint === 'submitData' && r.path.includes(`/job/${input.jobId}/`))
-      .length,
+    puts: dataPutsTo(world, input.jobId),
     accepted: job.uploads,
     byteExact: job.uploads > 0 ? job.sha256 === sha256(bytes) : undefined,
   };
