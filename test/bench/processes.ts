@@ -69,7 +69,7 @@ export async function runMeasurement<T>(script: string, env: Record<string, stri
   const [code] = await once(child, 'exit');
   const last = stdout.trim().split('\n').at(-1) ?? '';
   if (code !== 0 || !last.startsWith('{')) {
-    throw new Error(`${script} failed (exit ${code}): ${stderr.trim().split('\n').slice(-5).join(' | ')}`);
+    throw new Error(`${script} failed (exit ${code}): ${stderr.trim().split('\n').slice(-12).join(' | ')}`);
   }
   return JSON.parse(last) as T;
 }

@@ -4,7 +4,7 @@
  * MockActivityEnvironment. Shared by the single and the concurrent upload runs.
  */
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { InMemoryBudgetGate } from '../../activities/budget/in-memory-gate.js';
+import { InMemoryBudgetGate, SPEC_BUDGET_SETTINGS } from '../../activities/budget/in-memory-gate.js';
 import { createS3Client } from '../../activities/s3/client.js';
 import { S3Source } from '../../activities/s3/source.js';
 import { ServiceClient } from '../../activities/service/client.js';
@@ -16,6 +16,8 @@ import { DEMO_TOKENS } from '../simulator/server.js';
 import type { BenchObject, BenchTarget } from './bench-env.js';
 
 const MiB = 1024 * 1024;
+/** The budget gate is bound to one tenant, as a worker's is; every bench upload names it. */
+const BENCH_TENANT = 'bench';
 
 export interface BenchUploader {
   /** Uploads `object` into job `jobId`, as one activity run. */
@@ -32,7 +34,7 @@ export function createBenchUploader(t: BenchTarget): BenchUploader {
   const uploadData = makeUploadData({
     service,
     s3: new S3Source(createS3Client({ endpoint: t.s3Endpoint, region: 'us-east-1', forcePathStyle: true })),
-    budget: new InMemoryBudgetGate(),
+    budget: new InMemoryBudgetGate(SPEC_BUDGET_SETTINGS, Date.now, BENCH_TENANT),
     uploadIdleTimeoutMs: 60_000,
     partSizeBytes: t.partSizeBytes ?? 8 * MiB,
     parallelParts: t.parallelParts ?? 1,
@@ -43,7 +45,7 @@ export function createBenchUploader(t: BenchTarget): BenchUploader {
       const env = new MockActivityEnvironment({ activityId: `bench-upload-${++runs}` });
       const { key, etag, sizeBytes } = object;
       const input: UploadDataInput = {
-        tenant: 'bench',
+        tenant: BENCH_TENANT,
         jobId,
         bucket: t.bucket,
         key,
