@@ -28,7 +28,7 @@ import type { BudgetGate } from './budget/gate.js';
 import { failure } from './failures.js';
 import { knownJobState, unexpectedJobState } from './job-state.js';
 import { RangeNotHonoured, SourceAccessDenied, SourceObjectChanged, SourceObjectMissing, s3Url } from './s3/errors.js';
-import { AUTO_MAX_PARTS, type ParallelParts, readRanged } from './s3/ranged-reader.js';
+import { AUTO_MAX_PARTS, openRangedRead, type ParallelParts } from './s3/ranged-reader.js';
 import type { S3Source } from './s3/source.js';
 import type { CallOptions, ImportJob, SubmitDataOptions } from './service/types.js';
 import { ServiceCalls } from './service-calls.js';
@@ -303,16 +303,15 @@ function answeredWithStatus(err: unknown): boolean {
 
 /**
  * The S3 body to send: parallel ranged reads when configured and the server
- * honours Range (a one-byte probe tells), else one sequential GET.
+ * honours Range, else one sequential GET.
  */
 async function openSource(deps: UploadDataDeps, input: UploadDataInput, signal: AbortSignal): Promise<Readable> {
   const { bucket, key, etag, sizeBytes } = input;
   const { parallelParts, partSizeBytes } = deps;
-  const ranged =
-    parallelParts !== 1 && sizeBytes > partSizeBytes && (await deps.s3.honoursRange(bucket, key, { etag, signal }));
-  if (!ranged) return deps.s3.read(bucket, key, { etag, signal });
+  const sequential = () => deps.s3.read(bucket, key, { etag, signal });
+  if (parallelParts === 1 || sizeBytes <= partSizeBytes) return sequential();
   const adaptive = parallelParts === 'auto';
-  return readRanged(deps.s3, bucket, key, {
+  const ranged = await openRangedRead(deps.s3, bucket, key, {
     etag,
     sizeBytes,
     partSizeBytes,
@@ -320,6 +319,7 @@ async function openSource(deps: UploadDataDeps, input: UploadDataInput, signal: 
     adaptive,
     signal,
   });
+  return ranged ?? sequential();
 }
 
 /**

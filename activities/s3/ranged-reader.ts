@@ -13,10 +13,10 @@
  *
  * Each part's answer must hold exactly its range (S3Source.read checks
  * Content-Range, and a part stops reading past its length), so a server that
- * ignores Range fails a part instead of sending the whole object per part;
- * the upload probes for that before it chooses ranged reads.
+ * ignores Range fails a part instead of sending the whole object per part.
  */
 import { Readable } from 'node:stream';
+import { RangeNotHonoured } from './errors.js';
 import type { S3Source } from './source.js';
 
 /** Ranged reads in flight per upload: a fixed number, or `auto` (adaptive, up to AUTO_MAX_PARTS). */
@@ -36,6 +36,29 @@ export interface RangedReadOptions {
   signal?: AbortSignal;
   /** Told each time the window changes, for logs and the benchmark. */
   onWindow?: (parts: number) => void;
+}
+
+/**
+ * Opens the object as parallel ranged reads, or returns undefined when the
+ * server does not honour Range. The first part's own answer tells (no probe
+ * of its own): a server that ignores Range answers it with the whole object,
+ * which S3Source.read refuses before a byte of it is read.
+ */
+export async function openRangedRead(
+  s3: S3Source,
+  bucket: string,
+  key: string,
+  options: RangedReadOptions,
+): Promise<Readable | undefined> {
+  const { etag, sizeBytes, partSizeBytes, signal } = options;
+  let firstPart: Readable;
+  try {
+    firstPart = await s3.read(bucket, key, { etag, signal, start: 0, end: Math.min(sizeBytes, partSizeBytes) - 1 });
+  } catch (err) {
+    if (err instanceof RangeNotHonoured) return undefined;
+    throw err;
+  }
+  return readRanged(s3, bucket, key, firstPart, options);
 }
 
 /** The reader waited on S3 for more than this share of a part's time: add a part in flight. */
@@ -108,7 +131,14 @@ class Part {
   }
 }
 
-export function readRanged(s3: S3Source, bucket: string, key: string, options: RangedReadOptions): Readable {
+/** The object as ranged reads in order, `firstPart` (bytes 0 to one part) already open. */
+function readRanged(
+  s3: S3Source,
+  bucket: string,
+  key: string,
+  firstPart: Readable,
+  options: RangedReadOptions,
+): Readable {
   const { etag, sizeBytes, partSizeBytes, maxParts, adaptive } = options;
   const parts = new AbortController();
   const stopParts = () => parts.abort(options.signal?.reason);
@@ -117,7 +147,8 @@ export function readRanged(s3: S3Source, bucket: string, key: string, options: R
   async function* inOrder(): AsyncGenerator<Buffer> {
     const window: Part[] = [];
     let windowSize = adaptive ? 1 : maxParts;
-    let next = 0;
+    let next = Math.min(sizeBytes, partSizeBytes);
+    window.push(new Part(`bytes 0-${next - 1} of ${bucket}/${key}`, next, Promise.resolve(firstPart)));
     const fill = () => {
       while (window.length < windowSize && next < sizeBytes) {
         const start = next;
@@ -130,7 +161,7 @@ export function readRanged(s3: S3Source, bucket: string, key: string, options: R
     options.onWindow?.(windowSize);
     fill();
     // The first part's wait is the connection's start-up, not a sign the window is too small.
-    let firstPart = true;
+    let startingUp = true;
     while (window.length > 0) {
       const head = window[0]!;
       const started = performance.now();
@@ -140,11 +171,11 @@ export function readRanged(s3: S3Source, bucket: string, key: string, options: R
       });
       window.shift();
       const partMs = performance.now() - started;
-      if (adaptive && !firstPart && windowSize < maxParts && waitedMs > partMs * GROW_WHEN_WAITING_SHARE) {
+      if (adaptive && !startingUp && windowSize < maxParts && waitedMs > partMs * GROW_WHEN_WAITING_SHARE) {
         windowSize++;
         options.onWindow?.(windowSize);
       }
-      firstPart = false;
+      startingUp = false;
       fill();
     }
   }
@@ -153,6 +184,7 @@ export function readRanged(s3: S3Source, bucket: string, key: string, options: R
   stream.once('close', () => {
     options.signal?.removeEventListener('abort', stopParts);
     parts.abort();
+    firstPart.destroy();
   });
   return stream;
 }

@@ -161,17 +161,6 @@ export class S3Source {
     return body;
   }
 
-  /** Whether the server answers a ranged GET of this object with just that range (one tiny probe). */
-  async honoursRange(bucket: string, key: string, options: PinnedRead): Promise<boolean> {
-    try {
-      (await this.read(bucket, key, { ...options, start: 0, end: 0 })).destroy();
-      return true;
-    } catch (err) {
-      if (err instanceof RangeNotHonoured) return false;
-      throw err;
-    }
-  }
-
   /** One page of the keys under `prefix` (the shape `ObjectLister` of list-feed-objects expects). */
   async listObjects(input: ListObjectsInput): Promise<ObjectListing> {
     const { bucket, prefix } = input;

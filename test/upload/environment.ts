@@ -23,11 +23,13 @@ export const BUCKET = 'imports';
 /** The tenant the world's budget gate holds: uploads must name it (or none). */
 export const WORLD_TENANT = 'acme';
 
-/** An S3Source that keeps every stream it opened, so a test can see whether it was destroyed. */
+/** An S3Source that keeps every read asked of it and every stream it opened (was it destroyed?). */
 export class RecordingS3Source extends S3Source {
   readonly opened: Readable[] = [];
+  readonly reads: { key: string; start?: number; end?: number }[] = [];
 
   override async read(bucket: string, key: string, options: RangeRead): Promise<Readable> {
+    this.reads.push({ key, start: options.start, end: options.end });
     const stream = await super.read(bucket, key, options);
     this.opened.push(stream);
     return stream;

@@ -3,7 +3,7 @@ import { setTimeout } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createS3Client } from '../../activities/s3/client.js';
 import { SourceObjectChanged, SourceObjectMissing } from '../../activities/s3/errors.js';
-import { readRanged } from '../../activities/s3/ranged-reader.js';
+import { openRangedRead } from '../../activities/s3/ranged-reader.js';
 import { S3Source } from '../../activities/s3/source.js';
 import { S3RVER_CREDENTIALS } from '../../worker/demo/local-s3.js';
 import { BUCKET, csvBytes, etagOf, startWorld, type UploadWorld } from './environment.js';
@@ -74,7 +74,7 @@ describe('S3Source against s3rver', () => {
   it('reassembles parallel ranged reads in order', async () => {
     const bytes = csvBytes(1_000_000);
     await world.put('ranged.csv', bytes);
-    const stream = readRanged(world.source, BUCKET, 'ranged.csv', {
+    const stream = await openRangedRead(world.source, BUCKET, 'ranged.csv', {
       etag: await etagOf(world, 'ranged.csv'),
       sizeBytes: bytes.length,
       partSizeBytes: 100_000,
@@ -82,7 +82,7 @@ describe('S3Source against s3rver', () => {
       adaptive: false,
     });
     const chunks: Buffer[] = [];
-    for await (const chunk of stream) chunks.push(chunk as Buffer);
+    for await (const chunk of stream!) chunks.push(chunk as Buffer);
     expect(Buffer.concat(chunks).equals(bytes)).toBe(true);
   });
 
@@ -90,7 +90,7 @@ describe('S3Source against s3rver', () => {
     async function readAdaptively(key: string, bytes: Buffer, consume: (chunk: Buffer) => Promise<void>) {
       await world.put(key, bytes);
       const windows: number[] = [];
-      const stream = readRanged(world.source, BUCKET, key, {
+      const stream = await openRangedRead(world.source, BUCKET, key, {
         etag: await etagOf(world, key),
         sizeBytes: bytes.length,
         partSizeBytes: 100_000,
@@ -99,7 +99,7 @@ describe('S3Source against s3rver', () => {
         onWindow: (parts) => windows.push(parts),
       });
       const chunks: Buffer[] = [];
-      for await (const chunk of stream) {
+      for await (const chunk of stream!) {
         chunks.push(chunk as Buffer);
         await consume(chunk as Buffer);
       }

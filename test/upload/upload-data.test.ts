@@ -29,11 +29,13 @@ const dataPuts = (jobId: string) => dataPutsTo(world, jobId);
 
 describe('uploadData streams the S3 object into the job', () => {
   it.each([
-    { reader: 'one sequential GET', parallelParts: 1 },
-    { reader: 'four parallel ranged GETs', parallelParts: 4 },
-  ])('uploads the file byte for byte with $reader', async ({ parallelParts }) => {
+    { reader: 'one sequential GET', parallelParts: 1, reads: 1 },
+    // s3rver, like S3, honours Range: one GET per 64 KiB part, none of them a probe or a whole-object read.
+    { reader: 'four parallel ranged GETs', parallelParts: 4, reads: Math.ceil(1_000_003 / (64 * 1024)) },
+  ])('uploads the file byte for byte with $reader', async ({ parallelParts, reads }) => {
     const bytes = csvBytes(1_000_003);
     const input = await prepare(`exact-${parallelParts}.csv`, bytes);
+    const readsBefore = world.source.reads.length;
 
     let counted = 0;
     const deps = uploadDeps(world, { parallelParts, partSizeBytes: 64 * 1024, onBytes: (n) => (counted += n) });
@@ -51,6 +53,9 @@ describe('uploadData streams the S3 object into the job', () => {
     expect(job.uploads).toBe(1);
     expect(job.listAction).toBe('noop');
     expect(counted).toBe(bytes.length);
+    const gets = world.source.reads.slice(readsBefore).filter((r) => r.key === input.key);
+    expect(gets).toHaveLength(reads);
+    if (parallelParts > 1) expect(gets.every((r) => r.end !== undefined && r.end - r.start! < 64 * 1024)).toBe(true);
   });
 
   it('heartbeats growing progress while it streams', async () => {
