@@ -3,13 +3,15 @@
  * one stream. One S3 connection often carries far less than the PUT it feeds
  * (tens of MB/s against a worker's NIC); a window of parts in flight keeps the
  * PUT busy. The part at the head of the window streams as it arrives; the
- * parts behind it are held until their turn, so memory stays within
- * `window x partSizeBytes`.
+ * parts behind it are held until their turn, and stop reading once the bytes
+ * held reach a budget (HeldBytes), so memory stays within that budget
+ * whatever the window and the part size.
  *
- * The window is either fixed, or adaptive: it starts at one part and grows by
- * one each time the reader of this stream (the PUT) spent more than a small
- * share of a part's time waiting on S3, up to `maxParts`. When the PUT is the
- * slower side it never waits, and the window stops growing.
+ * The window is either fixed, or adaptive: it starts at one part and grows
+ * each time the reader of this stream (the PUT) spent more than a small share
+ * of a part's time waiting on S3, in proportion to that wait (nextWindow), up
+ * to `maxParts`. When the PUT is the slower side it never waits, and the
+ * window stops growing.
  *
  * Each part's answer must hold exactly its range (S3Source.read checks
  * Content-Range, and a part stops reading past its length), so a server that
@@ -22,8 +24,11 @@ import type { S3Source } from './source.js';
 /** Ranged reads in flight per upload: a fixed number, or `auto` (adaptive, up to AUTO_MAX_PARTS). */
 export type ParallelParts = number | 'auto';
 
-/** The adaptive window's ceiling: 8 parts of the default 8 MiB keep an upload's buffers within 64 MiB. */
+/** The adaptive window's ceiling: 8 connections of tens of MB/s each fill a NIC-sized PUT. */
 export const AUTO_MAX_PARTS = 8;
+
+/** Bytes read from S3 ahead of the PUT, across all parts: what an upload's parts hold at most (HeldBytes). */
+export const HELD_BYTES_BUDGET = 16 * 1024 * 1024;
 
 export interface RangedReadOptions {
   etag: string;
@@ -36,6 +41,10 @@ export interface RangedReadOptions {
   signal?: AbortSignal;
   /** Told each time the window changes, for logs and the benchmark. */
   onWindow?: (parts: number) => void;
+  /** Bytes read ahead of the reader, across parts (default HELD_BYTES_BUDGET). */
+  heldBytesBudget?: number;
+  /** Told the bytes held each time a chunk arrives, for tests and the benchmark. */
+  onHeld?: (bytes: number) => void;
 }
 
 /**
@@ -61,8 +70,61 @@ export async function openRangedRead(
   return readRanged(s3, bucket, key, firstPart, options);
 }
 
-/** The reader waited on S3 for more than this share of a part's time: add a part in flight. */
+/** The reader waited on S3 for more than this share of a part's time: add parts in flight. */
 const GROW_WHEN_WAITING_SHARE = 0.05;
+
+/**
+ * The window the last part asks for. Draining it took `partMs`, `waitedMs` of
+ * them waiting on S3: the PUT could take bytes partMs / (partMs - waitedMs)
+ * times faster than `window` reads delivered them, so that many times the
+ * reads are needed (one more at least), up to the ceiling.
+ */
+export function nextWindow(window: number, partMs: number, waitedMs: number, maxParts: number): number {
+  if (window >= maxParts || waitedMs <= partMs * GROW_WHEN_WAITING_SHARE) return window;
+  const busyMs = Math.max(partMs - waitedMs, partMs * GROW_WHEN_WAITING_SHARE);
+  return Math.min(maxParts, Math.max(window + 1, Math.ceil((window * partMs) / busyMs)));
+}
+
+/**
+ * Bytes that arrived from S3 and wait for the PUT, across all parts. A part
+ * stops reading while they exceed the budget (TCP then slows its S3
+ * connection), unless it is the head with nothing left to emit, so memory
+ * stays within the budget (and a chunk per part) however many parts are in
+ * flight and however large they are.
+ */
+class HeldBytes {
+  private bytes = 0;
+  private waiters: (() => void)[] = [];
+
+  constructor(
+    private readonly budget: number,
+    private readonly onHeld?: (bytes: number) => void,
+  ) {}
+
+  add(n: number): void {
+    this.bytes += n;
+    this.onHeld?.(this.bytes);
+  }
+
+  /** `emptied`: the head has emitted all it held, and may read on whatever the others hold. */
+  release(n: number, emptied: boolean): void {
+    this.bytes -= n;
+    if (this.bytes <= this.budget || emptied) this.changed();
+  }
+
+  /** Wakes every part waiting for room, to look again. */
+  changed(): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const wake of waiters) wake();
+  }
+
+  async room(mayReadAnyway: () => boolean, signal: AbortSignal): Promise<void> {
+    while (this.bytes > this.budget && !mayReadAnyway() && !signal.aborted) {
+      await new Promise<void>((resolve) => this.waiters.push(resolve));
+    }
+  }
+}
 
 class ShortPart extends Error {
   override readonly name = 'ShortPart';
@@ -74,11 +136,14 @@ class Part {
   private finished = false;
   private failure: unknown;
   private wake: (() => void) | undefined;
+  private atHead = false;
 
   constructor(
     private readonly describe: string,
     private readonly expectedBytes: number,
     body: Promise<Readable>,
+    private readonly held: HeldBytes,
+    private readonly signal: AbortSignal,
   ) {
     this.fill(body).then(
       () => this.settle(),
@@ -93,7 +158,9 @@ class Part {
       // An S3 that ignores Range sends the whole object: stop at once rather than hold it.
       if (received > this.expectedBytes) throw new ShortPart(`S3 sent more than the ${this.describe}`);
       this.chunks.push(chunk as Buffer);
+      this.held.add((chunk as Buffer).length);
       this.wakeReader();
+      await this.held.room(() => this.atHead && this.chunks.length === 0, this.signal);
     }
     if (received !== this.expectedBytes) {
       throw new ShortPart(`S3 returned ${received} bytes for the ${this.describe}`);
@@ -114,9 +181,12 @@ class Part {
 
   /** Yields the part's chunks in order; `waited` is told how long each wait for S3 took. */
   async *drain(waited: (ms: number) => void): AsyncGenerator<Buffer> {
+    this.atHead = true;
+    this.held.changed();
     for (;;) {
       const chunk = this.chunks.shift();
       if (chunk) {
+        this.held.release(chunk.length, this.chunks.length === 0);
         yield chunk;
         continue;
       }
@@ -143,19 +213,21 @@ function readRanged(
   const parts = new AbortController();
   const stopParts = () => parts.abort(options.signal?.reason);
   options.signal?.addEventListener('abort', stopParts, { once: true });
+  const held = new HeldBytes(options.heldBytesBudget ?? HELD_BYTES_BUDGET, options.onHeld);
+  parts.signal.addEventListener('abort', () => held.changed(), { once: true });
 
   async function* inOrder(): AsyncGenerator<Buffer> {
     const window: Part[] = [];
     let windowSize = adaptive ? 1 : maxParts;
     let next = Math.min(sizeBytes, partSizeBytes);
-    window.push(new Part(`bytes 0-${next - 1} of ${bucket}/${key}`, next, Promise.resolve(firstPart)));
+    window.push(new Part(`bytes 0-${next - 1} of ${bucket}/${key}`, next, Promise.resolve(firstPart), held, parts.signal));
     const fill = () => {
       while (window.length < windowSize && next < sizeBytes) {
         const start = next;
         const end = Math.min(sizeBytes, start + partSizeBytes) - 1;
         next = end + 1;
         const body = s3.read(bucket, key, { etag, start, end, signal: parts.signal });
-        window.push(new Part(`bytes ${start}-${end} of ${bucket}/${key}`, end - start + 1, body));
+        window.push(new Part(`bytes ${start}-${end} of ${bucket}/${key}`, end - start + 1, body, held, parts.signal));
       }
     };
     options.onWindow?.(windowSize);
@@ -171,8 +243,9 @@ function readRanged(
       });
       window.shift();
       const partMs = performance.now() - started;
-      if (adaptive && !startingUp && windowSize < maxParts && waitedMs > partMs * GROW_WHEN_WAITING_SHARE) {
-        windowSize++;
+      const asked = adaptive && !startingUp ? nextWindow(windowSize, partMs, waitedMs, maxParts) : windowSize;
+      if (asked !== windowSize) {
+        windowSize = asked;
         options.onWindow?.(windowSize);
       }
       startingUp = false;

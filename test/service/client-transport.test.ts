@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ServiceClient } from '../../activities/service/client.js';
+import { answerGraceMs, ServiceClient } from '../../activities/service/client.js';
 import { Network, Timeout } from '../../activities/service/errors.js';
 import { DEMO_TOKENS } from '../simulator/server.js';
 import { fixedToken, freePort, type Harness, rejectionOf, startHarness } from './helpers.js';
@@ -165,5 +165,18 @@ describe('ServiceClient: timeouts, network failures and aborts', () => {
       expect.objectContaining({ endpoint: 'listSources', method: 'GET', status: 200, errorType: undefined }),
       expect.objectContaining({ endpoint: 'jobStatus', status: 404, errorType: 'NotFound' }),
     ]);
+  });
+});
+
+describe('answerGraceMs: how long an upload waits after its first byte for a refusal', () => {
+  it('is the configured ceiling until the service has answered a call', () => {
+    expect(answerGraceMs(1_000, undefined)).toBe(1_000);
+  });
+
+  it('is four times the last answer time, at least 100 ms and at most the ceiling', () => {
+    expect(answerGraceMs(1_000, 40)).toBe(160);
+    expect(answerGraceMs(1_000, 2)).toBe(100);
+    expect(answerGraceMs(1_000, 600)).toBe(1_000);
+    expect(answerGraceMs(50, 2)).toBe(50);
   });
 });

@@ -19,6 +19,7 @@
  *   answer 200 and close the connection without reading the rest;
  * - refuseUploadOnHeaders: answer a data PUT from its headers alone (401,
  *   403, 404, 413, 429...), never read its body, and close the connection;
+ *   with a delayNext for submitData, only after that delay (slow checks);
  * - spellStates: show job states in other spellings (`New`, `COMPLETED`) or
  *   as states the spec does not name (`queued`) in job answers.
  * - expireTokenNext: the request's token expires early, before it is checked.

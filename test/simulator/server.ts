@@ -163,13 +163,15 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 
     const { endpoint } = match;
     const refusedOnHeaders = endpoint === 'submitData' ? faults.takeHeaderRefusal() : undefined;
+    const delayMs = faults.takeDelay(endpoint);
     if (refusedOnHeaders) {
+      // A delayed refusal is a slow service's: its checks take that long before it answers.
+      if (delayMs !== undefined) await sleep(delayMs, undefined, { signal: closed.signal }).catch(() => undefined);
       const reply = faultReply(endpoint, refusedOnHeaders);
       send(res, { ...reply, closeUnread: true });
       record.status = reply.status;
       return;
     }
-    const delayMs = faults.takeDelay(endpoint);
     const injected = faults.takeFail(endpoint);
     let reply: Reply;
     let drop = false;

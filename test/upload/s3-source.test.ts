@@ -86,6 +86,35 @@ describe('S3Source against s3rver', () => {
     expect(Buffer.concat(chunks).equals(bytes)).toBe(true);
   });
 
+  it('holds at most its byte budget (and a chunk per part) ahead of a slow reader, not the parts in flight', async () => {
+    const bytes = csvBytes(9_000_000);
+    await world.put('held.csv', bytes);
+    const budget = 512 * 1024;
+    let maxHeld = 0;
+    let largestChunk = 0;
+    const stream = await openRangedRead(world.source, BUCKET, 'held.csv', {
+      etag: await etagOf(world, 'held.csv'),
+      sizeBytes: bytes.length,
+      partSizeBytes: 1_000_000,
+      maxParts: 8,
+      adaptive: false,
+      heldBytesBudget: budget,
+      onHeld: (held) => {
+        maxHeld = Math.max(maxHeld, held);
+      },
+    });
+    const chunks: Buffer[] = [];
+    for await (const chunk of stream!) {
+      chunks.push(chunk as Buffer);
+      largestChunk = Math.max(largestChunk, (chunk as Buffer).length);
+      // A reader slower than S3: without the budget, the seven parts behind the head would arrive whole (7 MB).
+      if (chunks.length % 16 === 1) await setTimeout(10);
+    }
+    expect(Buffer.concat(chunks).equals(bytes)).toBe(true);
+    expect(maxHeld).toBeGreaterThan(0);
+    expect(maxHeld).toBeLessThanOrEqual(budget + 8 * largestChunk);
+  });
+
   describe('adaptive window', () => {
     async function readAdaptively(key: string, bytes: Buffer, consume: (chunk: Buffer) => Promise<void>) {
       await world.put(key, bytes);

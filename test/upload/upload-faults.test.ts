@@ -187,4 +187,19 @@ describe('hole 4: a PUT refused on its headers, the connection closed', () => {
     expect(run.failure?.message).toContain(`HTTP ${status}`);
     expect(seen(input, bytes)).toEqual({ puts: 1, accepted: 0, byteExact: undefined });
   });
+
+  it('keeps a refusal that comes only after the wait for it, while the body flows', async () => {
+    const bytes = csvBytes(16 * 1024 * 1024);
+    const input = await prepare('refused-slowly.csv', bytes);
+    // The status check answers at once, so the wait before the body is short (answerGraceMs); the
+    // refusal takes 300 ms, and meets a body already flowing into a connection about to close.
+    world.sim.delayNext('submitData', 300);
+    world.sim.refuseUploadOnHeaders(403, { count: 4 });
+
+    const run = await uploadWithRetries(deps(), input);
+
+    expect(run.failure?.type).toBe('Forbidden');
+    expect(run.failure?.message).toContain('HTTP 403');
+    expect(seen(input, bytes)).toEqual({ puts: 1, accepted: 0, byteExact: undefined });
+  });
 });
