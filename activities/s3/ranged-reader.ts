@@ -220,7 +220,9 @@ function readRanged(
     const window: Part[] = [];
     let windowSize = adaptive ? 1 : maxParts;
     let next = Math.min(sizeBytes, partSizeBytes);
-    window.push(new Part(`bytes 0-${next - 1} of ${bucket}/${key}`, next, Promise.resolve(firstPart), held, parts.signal));
+    window.push(
+      new Part(`bytes 0-${next - 1} of ${bucket}/${key}`, next, Promise.resolve(firstPart), held, parts.signal),
+    );
     const fill = () => {
       while (window.length < windowSize && next < sizeBytes) {
         const start = next;
