@@ -8,9 +8,9 @@
  * whatever the window and the part size.
  *
  * The window is either fixed, or adaptive: it starts at one part and grows
- * each time the reader of this stream (the PUT) spent more than a small share
- * of a part's time waiting on S3, in proportion to that wait (nextWindow), up
- * to `maxParts`. When the PUT is the slower side it never waits, and the
+ * whenever the reader of this stream (the PUT) spent more than a small share
+ * of its time waiting on S3 (looked at every 2 MiB and at each part's end),
+ * in proportion to that wait (nextWindow), up to `maxParts`. When the PUT is the slower side it never waits, and the
  * window stops growing.
  *
  * Each part's answer must hold exactly its range (S3Source.read checks
@@ -70,19 +70,20 @@ export async function openRangedRead(
   return readRanged(s3, bucket, key, firstPart, options);
 }
 
-/** The reader waited on S3 for more than this share of a part's time: add parts in flight. */
+/** The reader waited on S3 for more than this share of its time: add parts in flight. */
 const GROW_WHEN_WAITING_SHARE = 0.05;
 
 /**
- * The window the last part asks for. Draining it took `partMs`, `waitedMs` of
- * them waiting on S3: the PUT could take bytes partMs / (partMs - waitedMs)
- * times faster than `window` reads delivered them, so that many times the
- * reads are needed (one more at least), up to the ceiling.
+ * The window the PUT's waits ask for. Of `elapsedMs` since the last decision
+ * it spent `waitedMs` waiting on S3: it could take bytes
+ * elapsedMs / (elapsedMs - waitedMs) times faster than `window` reads
+ * delivered them, so that many times the reads are needed (one more at
+ * least), up to the ceiling.
  */
-export function nextWindow(window: number, partMs: number, waitedMs: number, maxParts: number): number {
-  if (window >= maxParts || waitedMs <= partMs * GROW_WHEN_WAITING_SHARE) return window;
-  const busyMs = Math.max(partMs - waitedMs, partMs * GROW_WHEN_WAITING_SHARE);
-  return Math.min(maxParts, Math.max(window + 1, Math.ceil((window * partMs) / busyMs)));
+export function nextWindow(window: number, elapsedMs: number, waitedMs: number, maxParts: number): number {
+  if (window >= maxParts || waitedMs <= elapsedMs * GROW_WHEN_WAITING_SHARE) return window;
+  const busyMs = Math.max(elapsedMs - waitedMs, elapsedMs * GROW_WHEN_WAITING_SHARE);
+  return Math.min(maxParts, Math.max(window + 1, Math.ceil((window * elapsedMs) / busyMs)));
 }
 
 /**
@@ -123,6 +124,48 @@ class HeldBytes {
     while (this.bytes > this.budget && !mayReadAnyway() && !signal.aborted) {
       await new Promise<void>((resolve) => this.waiters.push(resolve));
     }
+  }
+}
+
+/** The adaptive window is sized again after this many bytes emitted, and at the end of each part. */
+const DECIDE_EVERY_BYTES = 2 * 1024 * 1024;
+
+/**
+ * How long the reader (the PUT) waited on S3 since the window was last sized.
+ * Sampling starts once the reader comes back after the first chunk: waits
+ * before it are the connections' start-up, and the PUT holds that chunk while
+ * it sends its request head and waits for a refusal, neither a sign of how
+ * many reads it needs.
+ */
+class GrowthSample {
+  private startedAt: number | undefined;
+  private first = true;
+  private waitedMs = 0;
+  private bytes = 0;
+
+  waited(ms: number): void {
+    if (this.startedAt !== undefined) this.waitedMs += ms;
+  }
+
+  /** Counts bytes the reader took; returns the count since the last decision. */
+  emitted(bytes: number): number {
+    if (this.first) {
+      this.first = false;
+      this.startedAt = performance.now();
+      return 0;
+    }
+    this.bytes += bytes;
+    return this.bytes;
+  }
+
+  nextWindow(window: number, maxParts: number): number {
+    if (this.startedAt === undefined) return window;
+    const now = performance.now();
+    const asked = nextWindow(window, now - this.startedAt, this.waitedMs, maxParts);
+    this.startedAt = now;
+    this.waitedMs = 0;
+    this.bytes = 0;
+    return asked;
   }
 }
 
@@ -234,24 +277,26 @@ function readRanged(
     };
     options.onWindow?.(windowSize);
     fill();
-    // The first part's wait is the connection's start-up, not a sign the window is too small.
-    let startingUp = true;
+    const growth = new GrowthSample();
     while (window.length > 0) {
       const head = window[0]!;
-      const started = performance.now();
-      let waitedMs = 0;
-      yield* head.drain((ms) => {
-        waitedMs += ms;
-      });
+      for await (const chunk of head.drain((ms) => growth.waited(ms))) {
+        yield chunk;
+        if (growth.emitted(chunk.length) >= DECIDE_EVERY_BYTES) decide();
+      }
       window.shift();
-      const partMs = performance.now() - started;
-      const asked = adaptive && !startingUp ? nextWindow(windowSize, partMs, waitedMs, maxParts) : windowSize;
+      decide();
+      fill();
+    }
+
+    /** Sizes the window from the PUT's waits since the last decision (adaptive only), and fills it. */
+    function decide(): void {
+      const asked = adaptive ? growth.nextWindow(windowSize, maxParts) : windowSize;
       if (asked !== windowSize) {
         windowSize = asked;
         options.onWindow?.(windowSize);
+        fill();
       }
-      startingUp = false;
-      fill();
     }
   }
 

@@ -3,7 +3,7 @@ import { setTimeout } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createS3Client } from '../../activities/s3/client.js';
 import { SourceObjectChanged, SourceObjectMissing } from '../../activities/s3/errors.js';
-import { openRangedRead } from '../../activities/s3/ranged-reader.js';
+import { nextWindow, openRangedRead } from '../../activities/s3/ranged-reader.js';
 import { S3Source } from '../../activities/s3/source.js';
 import { S3RVER_CREDENTIALS } from '../../worker/demo/local-s3.js';
 import { BUCKET, csvBytes, etagOf, startWorld, type UploadWorld } from './environment.js';
@@ -116,6 +116,16 @@ describe('S3Source against s3rver', () => {
   });
 
   describe('adaptive window', () => {
+    it('asks for as many more reads as the PUT waited, one more at least, up to the ceiling', () => {
+      // Waiting 75 of 100 ms: the PUT could take bytes four times as fast as one read gave them.
+      expect(nextWindow(1, 100, 75, 8)).toBe(4);
+      expect(nextWindow(3, 100, 10, 8)).toBe(4);
+      expect(nextWindow(7, 100, 90, 8)).toBe(8);
+      // Waits within 5% of the time are noise: the window stays.
+      expect(nextWindow(2, 100, 4, 8)).toBe(2);
+      expect(nextWindow(8, 100, 90, 8)).toBe(8);
+    });
+
     async function readAdaptively(key: string, bytes: Buffer, consume: (chunk: Buffer) => Promise<void>) {
       await world.put(key, bytes);
       const windows: number[] = [];
