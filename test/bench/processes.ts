@@ -5,6 +5,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
@@ -74,18 +75,66 @@ export async function runMeasurement<T>(script: string, env: Record<string, stri
   return JSON.parse(last) as T;
 }
 
-/** `curl GET | curl -T -` (chunked): the single-stream tools baseline. Returns seconds. */
-export async function runCurlPipe(getUrl: string, putUrl: string, token: string): Promise<number> {
-  const script =
-    'set -o pipefail; curl -sS --fail "$GET_URL" | ' +
-    'curl -sS --fail -o /dev/null -T - -X PUT -H "Authorization: Bearer $TOKEN" ' +
-    '-H "Content-Type: application/octet-stream" "$PUT_URL"';
+export interface CurlRun {
+  seconds: number;
+  /** CPU of the curl processes (user + system), from the shell's `times`. */
+  cpuSeconds: number;
+}
+
+export interface CurlTarget {
+  getUrl: string;
+  /** Without it, the GET alone into /dev/null. */
+  putUrl?: string;
+  token: string;
+  /** The private CA to trust, for links with TLS. */
+  caCertPath?: string;
+}
+
+/** `curl GET | curl -T -` (chunked): the single-stream tools baseline; or the GET alone. */
+export async function runCurl(target: CurlTarget): Promise<CurlRun> {
+  const ca = target.caCertPath ? '--cacert "$CA_CERT" ' : '';
+  const get = `curl -sS --fail ${ca}`;
+  const transfer = target.putUrl
+    ? `${get}"$GET_URL" | curl -sS --fail ${ca}-o /dev/null -T - -X PUT -H "Authorization: Bearer $TOKEN" ` +
+      '-H "Content-Type: application/octet-stream" "$PUT_URL"'
+    : `${get}-o /dev/null "$GET_URL"`;
+  // `times` prints the shell's CPU, then its children's: the second line is curl's.
+  const script = `set -o pipefail; ${transfer} || exit $?; times`;
   const started = performance.now();
   const child = spawn('bash', ['-c', script], {
-    env: { PATH: process.env.PATH, GET_URL: getUrl, PUT_URL: putUrl, TOKEN: token },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    env: {
+      PATH: process.env.PATH,
+      GET_URL: target.getUrl,
+      PUT_URL: target.putUrl ?? '',
+      TOKEN: target.token,
+      CA_CERT: target.caCertPath ?? '',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => {
+    out += d;
   });
   const [code] = await once(child, 'exit');
-  if (code !== 0) throw new Error(`the curl pipeline failed with exit code ${code}`);
-  return (performance.now() - started) / 1000;
+  const seconds = (performance.now() - started) / 1000;
+  if (code !== 0) throw new Error(`the curl run failed with exit code ${code}`);
+  const children = out.trim().split('\n').at(-1) ?? '';
+  const times = [...children.matchAll(/(\d+)m([\d.]+)s/g)].map((m) => Number(m[1]) * 60 + Number(m[2]));
+  if (times.length !== 2) throw new Error(`could not read curl's CPU time from ${JSON.stringify(out)}`);
+  return { seconds, cpuSeconds: times[0]! + times[1]! };
+}
+
+/** The whole machine's CPU ticks, busy and in all, from /proc/stat. */
+export function machineTicks(): { busy: number; total: number } {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const total = fields.slice(0, 8).reduce((a, b) => a + b, 0);
+  const idle = fields[3]! + fields[4]!;
+  return { busy: total - idle, total };
+}
+
+/** Share of the machine's CPU that was busy since `before` (every process: the harness's too), in percent. */
+export function machineBusyPercentSince(before: { busy: number; total: number }): number {
+  const now = machineTicks();
+  const total = now.total - before.total;
+  return total > 0 ? (100 * (now.busy - before.busy)) / total : 0;
 }

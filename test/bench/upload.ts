@@ -17,7 +17,7 @@ import { startLocalS3 } from '../../worker/demo/local-s3.js';
 import { DEMO_TOKENS } from '../simulator/server.js';
 import { type BenchTarget, targetEnv } from './bench-env.js';
 import { storeCsvObject } from './csv-object.js';
-import { runCurlPipe, runMeasurement, startSimulatorProcess } from './processes.js';
+import { runCurl, runMeasurement, startSimulatorProcess } from './processes.js';
 import { createJob, receivedJob, verify } from './simulator-jobs.js';
 
 const MiB = 1024 * 1024;
@@ -125,11 +125,11 @@ async function main(): Promise<void> {
 
     log('(b) curl GET | curl -T - (chunked) into the simulator');
     const curlJob = await createJob(sim.url);
-    const curlSeconds = await runCurlPipe(
-      `${s3.endpoint}/${BUCKET}/${KEY}`,
-      `${sim.url}/import/v1/job/${curlJob}/data?listAction=noop`,
-      DEMO_TOKENS.importer,
-    );
+    const { seconds: curlSeconds } = await runCurl({
+      getUrl: `${s3.endpoint}/${BUCKET}/${KEY}`,
+      putUrl: `${sim.url}/import/v1/job/${curlJob}/data?listAction=noop`,
+      token: DEMO_TOKENS.importer,
+    });
     verify('the curl pipeline', await receivedJob(sim.url, curlJob), args.sizeBytes, stored.sha256);
 
     log(
