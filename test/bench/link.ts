@@ -175,8 +175,9 @@ function expectedMBps(links: Links, parts: ParallelParts): number {
 
 /**
  * The leanest tools over the same links, at the first size only: curl's GET
- * alone, and `curl GET | curl -T -` into a job. What their CPU per GiB says
- * is what sending over TLS costs on top of receiving, for any client.
+ * alone, `curl GET | curl -T -` into a job, and curl sending zeros from
+ * memory (what the emulated service link itself carries). Their CPU per GiB
+ * says what sending over TLS costs on top of receiving, for any client.
  */
 async function measureCurl(
   args: Args,
@@ -214,7 +215,17 @@ async function measureCurl(
     caCertPath,
   });
   const pipeRow = row('curl GET | curl -T', pipe, expectedMBps(args, 1), machineBusyPercentSince(ticks));
-  return [getRow, pipeRow];
+  log('curl -T from memory over the service link');
+  const linkJobId = await createJob(endpoints.simulatorUrl);
+  ticks = machineTicks();
+  const put = await runCurl({
+    getUrl: { zeroBytes: sizeBytes },
+    putUrl: `${endpoints.serviceUrl}/import/v1/job/${linkJobId}/data?listAction=noop`,
+    token: DEMO_TOKENS.importer,
+    caCertPath,
+  });
+  const putRow = row('curl -T (memory)', put, args.serviceMBps, machineBusyPercentSince(ticks));
+  return [getRow, pipeRow, putRow];
 }
 
 async function measureSize(

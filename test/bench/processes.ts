@@ -82,7 +82,8 @@ export interface CurlRun {
 }
 
 export interface CurlTarget {
-  getUrl: string;
+  /** Where the bytes come from: an S3 URL, or this many zero bytes from memory (the PUT's link alone). */
+  getUrl: string | { zeroBytes: number };
   /** Without it, the GET alone into /dev/null. */
   putUrl?: string;
   token: string;
@@ -94,8 +95,9 @@ export interface CurlTarget {
 export async function runCurl(target: CurlTarget): Promise<CurlRun> {
   const ca = target.caCertPath ? '--cacert "$CA_CERT" ' : '';
   const get = `curl -sS --fail ${ca}`;
+  const source = typeof target.getUrl === 'string' ? `${get}"$GET_URL"` : `head -c ${target.getUrl.zeroBytes} /dev/zero`;
   const transfer = target.putUrl
-    ? `${get}"$GET_URL" | curl -sS --fail ${ca}-o /dev/null -T - -X PUT -H "Authorization: Bearer $TOKEN" ` +
+    ? `${source} | curl -sS --fail ${ca}-o /dev/null -T - -X PUT -H "Authorization: Bearer $TOKEN" ` +
       '-H "Content-Type: application/octet-stream" "$PUT_URL"'
     : `${get}-o /dev/null "$GET_URL"`;
   // `times` prints the shell's CPU, then its children's: the second line is curl's.
@@ -104,7 +106,7 @@ export async function runCurl(target: CurlTarget): Promise<CurlRun> {
   const child = spawn('bash', ['-c', script], {
     env: {
       PATH: process.env.PATH,
-      GET_URL: target.getUrl,
+      GET_URL: typeof target.getUrl === 'string' ? target.getUrl : '',
       PUT_URL: target.putUrl ?? '',
       TOKEN: target.token,
       CA_CERT: target.caCertPath ?? '',
