@@ -3,9 +3,9 @@
  * one stream. One S3 connection often carries far less than the PUT it feeds
  * (tens of MB/s against a worker's NIC); a window of parts in flight keeps the
  * PUT busy. The part at the head of the window streams as it arrives; the
- * parts behind it are held until their turn, and stop reading once the bytes
- * held reach a budget (HeldBytes), so memory stays within that budget
- * whatever the window and the part size.
+ * parts behind it are held until their turn (in reused blocks, held-bytes.ts),
+ * and stop reading once the bytes held reach a budget (HeldBytes), so memory
+ * stays within that budget whatever the window and the part size.
  *
  * The window is either fixed, or adaptive: it starts at one part and grows
  * whenever the reader of this stream (the PUT) spent more than a small share
@@ -19,6 +19,7 @@
  */
 import { Readable } from 'node:stream';
 import { RangeNotHonoured } from './errors.js';
+import { BlockPool, HeldBytes, PartBytes } from './held-bytes.js';
 import type { S3Source } from './source.js';
 
 /** Ranged reads in flight per upload: a fixed number, or `auto` (adaptive, up to AUTO_MAX_PARTS). */
@@ -86,47 +87,6 @@ export function nextWindow(window: number, elapsedMs: number, waitedMs: number, 
   return Math.min(maxParts, Math.max(window + 1, Math.ceil((window * elapsedMs) / busyMs)));
 }
 
-/**
- * Bytes that arrived from S3 and wait for the PUT, across all parts. A part
- * stops reading while they exceed the budget (TCP then slows its S3
- * connection), unless it is the head with nothing left to emit, so memory
- * stays within the budget (and a chunk per part) however many parts are in
- * flight and however large they are.
- */
-class HeldBytes {
-  private bytes = 0;
-  private waiters: (() => void)[] = [];
-
-  constructor(
-    private readonly budget: number,
-    private readonly onHeld?: (bytes: number) => void,
-  ) {}
-
-  add(n: number): void {
-    this.bytes += n;
-    this.onHeld?.(this.bytes);
-  }
-
-  /** `emptied`: the head has emitted all it held, and may read on whatever the others hold. */
-  release(n: number, emptied: boolean): void {
-    this.bytes -= n;
-    if (this.bytes <= this.budget || emptied) this.changed();
-  }
-
-  /** Wakes every part waiting for room, to look again. */
-  changed(): void {
-    const waiters = this.waiters;
-    this.waiters = [];
-    for (const wake of waiters) wake();
-  }
-
-  async room(mayReadAnyway: () => boolean, signal: AbortSignal): Promise<void> {
-    while (this.bytes > this.budget && !mayReadAnyway() && !signal.aborted) {
-      await new Promise<void>((resolve) => this.waiters.push(resolve));
-    }
-  }
-}
-
 /** The adaptive window is sized again after this many bytes emitted, and at the end of each part. */
 const DECIDE_EVERY_BYTES = 2 * 1024 * 1024;
 
@@ -175,7 +135,7 @@ class ShortPart extends Error {
 
 /** One ranged GET, read as it arrives; its chunks wait here until the part reaches the head of the window. */
 class Part {
-  private readonly chunks: Buffer[] = [];
+  private readonly bytes: PartBytes;
   private finished = false;
   private failure: unknown;
   private wake: (() => void) | undefined;
@@ -186,8 +146,10 @@ class Part {
     private readonly expectedBytes: number,
     body: Promise<Readable>,
     private readonly held: HeldBytes,
+    pool: BlockPool,
     private readonly signal: AbortSignal,
   ) {
+    this.bytes = new PartBytes(pool);
     this.fill(body).then(
       () => this.settle(),
       (err: unknown) => this.settle(err),
@@ -200,10 +162,10 @@ class Part {
       received += (chunk as Buffer).length;
       // An S3 that ignores Range sends the whole object: stop at once rather than hold it.
       if (received > this.expectedBytes) throw new ShortPart(`S3 sent more than the ${this.describe}`);
-      this.chunks.push(chunk as Buffer);
+      this.bytes.push(chunk as Buffer, this.atHead);
       this.held.add((chunk as Buffer).length);
       this.wakeReader();
-      await this.held.room(() => this.atHead && this.chunks.length === 0, this.signal);
+      await this.held.room(() => this.atHead && this.bytes.empty, this.signal);
     }
     if (received !== this.expectedBytes) {
       throw new ShortPart(`S3 returned ${received} bytes for the ${this.describe}`);
@@ -211,6 +173,7 @@ class Part {
   }
 
   private settle(failure?: unknown): void {
+    this.bytes.seal();
     this.finished = true;
     this.failure = failure;
     this.wakeReader();
@@ -227,9 +190,9 @@ class Part {
     this.atHead = true;
     this.held.changed();
     for (;;) {
-      const chunk = this.chunks.shift();
+      const chunk = this.bytes.shift();
       if (chunk) {
-        this.held.release(chunk.length, this.chunks.length === 0);
+        this.held.release(chunk.length, this.bytes.empty);
         yield chunk;
         continue;
       }
@@ -257,6 +220,7 @@ function readRanged(
   const stopParts = () => parts.abort(options.signal?.reason);
   options.signal?.addEventListener('abort', stopParts, { once: true });
   const held = new HeldBytes(options.heldBytesBudget ?? HELD_BYTES_BUDGET, options.onHeld);
+  const pool = new BlockPool();
   parts.signal.addEventListener('abort', () => held.changed(), { once: true });
 
   async function* inOrder(): AsyncGenerator<Buffer> {
@@ -264,7 +228,7 @@ function readRanged(
     let windowSize = adaptive ? 1 : maxParts;
     let next = Math.min(sizeBytes, partSizeBytes);
     window.push(
-      new Part(`bytes 0-${next - 1} of ${bucket}/${key}`, next, Promise.resolve(firstPart), held, parts.signal),
+      new Part(`bytes 0-${next - 1} of ${bucket}/${key}`, next, Promise.resolve(firstPart), held, pool, parts.signal),
     );
     const fill = () => {
       while (window.length < windowSize && next < sizeBytes) {
@@ -272,7 +236,9 @@ function readRanged(
         const end = Math.min(sizeBytes, start + partSizeBytes) - 1;
         next = end + 1;
         const body = s3.read(bucket, key, { etag, start, end, signal: parts.signal });
-        window.push(new Part(`bytes ${start}-${end} of ${bucket}/${key}`, end - start + 1, body, held, parts.signal));
+        window.push(
+          new Part(`bytes ${start}-${end} of ${bucket}/${key}`, end - start + 1, body, held, pool, parts.signal),
+        );
       }
     };
     options.onWindow?.(windowSize);
