@@ -54,87 +54,102 @@ export class HeldBytes {
 
 const BLOCK_BYTES = 64 * 1024;
 
+/** A reused block: bytes [0, filled) written, [0, taken) already handed to the PUT. */
+export interface Block {
+  buffer: Buffer;
+  filled: number;
+  taken: number;
+}
+
 /** Blocks the parts copy held bytes into, given back once the PUT has taken a copy of all they hold. */
 export class BlockPool {
-  private readonly free: Buffer[] = [];
+  private readonly free: Block[] = [];
 
-  take(): Buffer {
-    return this.free.pop() ?? Buffer.allocUnsafeSlow(BLOCK_BYTES);
+  take(): Block {
+    return this.free.pop() ?? { buffer: Buffer.allocUnsafeSlow(BLOCK_BYTES), filled: 0, taken: 0 };
   }
 
-  give(block: Buffer): void {
+  give(block: Block): void {
+    block.filled = 0;
+    block.taken = 0;
     this.free.push(block);
   }
 }
 
-interface Block {
-  buffer: Buffer;
-  filled: number;
-  /** Pieces of it not yet taken. */
-  pieces: number;
-  /** Full, or its part is done: nothing more is written to it. */
-  sealed: boolean;
-}
-
-interface Piece {
-  bytes: Buffer;
-  block?: Block;
-}
-
-/** One part's held bytes, in order: a chunk the PUT takes at once as it came, the rest copied into blocks. */
+/**
+ * One part's held bytes, in order: a chunk the PUT takes at once passes as it
+ * came; the rest is copied into blocks, and handed out as copies of all that
+ * a block holds (so a piece is one Buffer per 64 KiB at most, and nothing of
+ * it stays behind for long).
+ */
 export class PartBytes {
-  private readonly pieces: Piece[] = [];
-  private current: Block | undefined;
+  /** Chunks passing through, and blocks; the block being written is always last. */
+  private readonly queue: (Buffer | Block)[] = [];
+  private writing: Block | undefined;
 
   constructor(private readonly pool: BlockPool) {}
 
+  /** Nothing to take now. */
   get empty(): boolean {
-    return this.pieces.length === 0;
+    this.dropTaken();
+    const head = this.queue[0];
+    return head === undefined || (head === this.writing && head.taken === head.filled);
   }
 
-  /** `passThrough`: the PUT waits for this very chunk (the head, holding nothing), so no copy is kept. */
+  /** `passThrough`: the PUT waits for this very chunk (the head, holding nothing), so it is not copied. */
   push(chunk: Buffer, passThrough: boolean): void {
-    if (passThrough && this.pieces.length === 0) {
-      this.pieces.push({ bytes: chunk });
+    if (passThrough && this.empty) {
+      this.stopWriting();
+      this.queue.push(chunk);
       return;
     }
     for (let offset = 0; offset < chunk.length; ) {
-      const block = this.writable();
-      const n = Math.min(chunk.length - offset, block.buffer.length - block.filled);
-      chunk.copy(block.buffer, block.filled, offset, offset + n);
-      this.pieces.push({ bytes: block.buffer.subarray(block.filled, block.filled + n), block });
-      block.filled += n;
-      block.pieces++;
-      offset += n;
+      let block = this.writing;
+      if (block === undefined || block.filled === block.buffer.length) {
+        block = this.pool.take();
+        this.writing = block;
+        this.queue.push(block);
+      }
+      const copied = chunk.copy(block.buffer, block.filled, offset);
+      block.filled += copied;
+      offset += copied;
     }
   }
 
-  /** The next bytes for the PUT: its own Buffer, never a view of a block that will be reused. */
+  /** The next bytes for the PUT, in a Buffer of their own (never a view of a block that will be reused). */
   shift(): Buffer | undefined {
-    const piece = this.pieces.shift();
-    if (!piece?.block) return piece?.bytes;
-    const copy = Buffer.from(piece.bytes);
-    piece.block.pieces--;
-    this.giveBackIfDone(piece.block);
+    this.dropTaken();
+    const head = this.queue[0];
+    if (head === undefined) return undefined;
+    if (Buffer.isBuffer(head)) {
+      this.queue.shift();
+      return head;
+    }
+    if (head.taken === head.filled) return undefined;
+    const copy = Buffer.from(head.buffer.subarray(head.taken, head.filled));
+    head.taken = head.filled;
+    if (head === this.writing && head.filled === head.buffer.length) this.writing = undefined;
+    this.dropTaken();
     return copy;
   }
 
   /** The part is done (or failed): its last block takes no more bytes. */
   seal(): void {
-    if (!this.current) return;
-    this.current.sealed = true;
-    this.giveBackIfDone(this.current);
-    this.current = undefined;
+    this.stopWriting();
   }
 
-  private writable(): Block {
-    if (this.current && this.current.filled < this.current.buffer.length) return this.current;
-    this.seal();
-    this.current = { buffer: this.pool.take(), filled: 0, pieces: 0, sealed: false };
-    return this.current;
+  private stopWriting(): void {
+    this.writing = undefined;
+    this.dropTaken();
   }
 
-  private giveBackIfDone(block: Block): void {
-    if (block.sealed && block.pieces === 0) this.pool.give(block.buffer);
+  /** Gives back the blocks at the front that the PUT has taken all of and that take no more bytes. */
+  private dropTaken(): void {
+    for (;;) {
+      const head = this.queue[0];
+      if (head === undefined || Buffer.isBuffer(head) || head === this.writing || head.taken < head.filled) return;
+      this.queue.shift();
+      this.pool.give(head);
+    }
   }
 }

@@ -4,7 +4,7 @@
  * the PUT has taken a copy of everything in it.
  */
 import { describe, expect, it } from 'vitest';
-import { BlockPool, PartBytes } from '../../activities/s3/held-bytes.js';
+import { type Block, BlockPool, PartBytes } from '../../activities/s3/held-bytes.js';
 
 const bytesOf = (length: number, seed: number) => Buffer.from(Array.from({ length }, (_, i) => (i * 7 + seed) % 251));
 
@@ -17,12 +17,12 @@ function takeAll(part: PartBytes): Buffer[] {
 /** A pool that tells which blocks it handed out and got back. */
 class CountingPool extends BlockPool {
   handedOut = 0;
-  returned: Buffer[] = [];
-  override take(): Buffer {
+  returned: Block[] = [];
+  override take(): Block {
     this.handedOut++;
     return super.take();
   }
-  override give(block: Buffer): void {
+  override give(block: Block): void {
     this.returned.push(block);
     super.give(block);
   }
@@ -36,6 +36,19 @@ describe('PartBytes', () => {
     part.seal();
     expect(Buffer.concat(takeAll(part)).equals(Buffer.concat(chunks))).toBe(true);
     expect(part.empty).toBe(true);
+  });
+
+  it('keeps the order when bytes are taken while they arrive, and a chunk passes through between blocks', () => {
+    const part = new PartBytes(new BlockPool());
+    const chunks = Array.from({ length: 40 }, (_, i) => bytesOf(5_000 + i * 997, i));
+    const out: Buffer[] = [];
+    chunks.forEach((chunk, i) => {
+      part.push(chunk, i % 7 === 0);
+      if (i % 3 === 0) out.push(...takeAll(part));
+    });
+    part.seal();
+    out.push(...takeAll(part));
+    expect(Buffer.concat(out).equals(Buffer.concat(chunks))).toBe(true);
   });
 
   it('passes a chunk the head waits for through as it came, and copies one that has to wait', () => {
