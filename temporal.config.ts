@@ -380,7 +380,7 @@ export const CONFIG_VARIABLES = {
   ),
   UPLOAD_PART_SIZE: variable('Size of each ranged S3 read of an upload', '8MiB', size),
   UPLOAD_PARALLEL_PARTS: variable(
-    "Ranged S3 reads in flight per upload: `auto` starts with one and adds more whenever the PUT waited on S3 for more than 5% of its time (looked at every 2 MiB), in proportion to that wait, up to 8; a number from 1 (one sequential GET) to 32 fixes it. Parts read ahead of the PUT hold at most 16 MiB, whatever the number and the part size; an S3 that ignores Range gets one sequential GET",
+    'Ranged S3 reads in flight per upload: `auto` starts with one and adds more whenever the PUT waited on S3 for more than 5% of its time (looked at every 2 MiB), in proportion to that wait, up to 8; a number from 1 (one sequential GET) to 32 fixes it. Parts read ahead of the PUT hold at most 16 MiB, whatever the number and the part size; an S3 that ignores Range gets one sequential GET',
     'auto',
     (text, name) => parseParallelParts(text) ?? fail(name, '`auto` or a whole number from 1 to 32', text),
   ),

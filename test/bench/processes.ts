@@ -95,7 +95,8 @@ export interface CurlTarget {
 export async function runCurl(target: CurlTarget): Promise<CurlRun> {
   const ca = target.caCertPath ? '--cacert "$CA_CERT" ' : '';
   const get = `curl -sS --fail ${ca}`;
-  const source = typeof target.getUrl === 'string' ? `${get}"$GET_URL"` : `head -c ${target.getUrl.zeroBytes} /dev/zero`;
+  const source =
+    typeof target.getUrl === 'string' ? `${get}"$GET_URL"` : `head -c ${target.getUrl.zeroBytes} /dev/zero`;
   const transfer = target.putUrl
     ? `${source} | curl -sS --fail ${ca}-o /dev/null -T - -X PUT -H "Authorization: Bearer $TOKEN" ` +
       '-H "Content-Type: application/octet-stream" "$PUT_URL"'
