@@ -10,8 +10,8 @@
  * The window is either fixed, or adaptive: it starts at one part and grows
  * whenever the reader of this stream (the PUT) spent more than a small share
  * of its time waiting on S3 (looked at every 2 MiB and at each part's end),
- * in proportion to that wait (nextWindow), up to `maxParts`. When the PUT is the slower side it never waits, and the
- * window stops growing.
+ * in proportion to that wait (nextWindow), up to `maxParts`. When the PUT is
+ * the slower side it never waits, and the window stops growing.
  *
  * Each part's answer must hold exactly its range (S3Source.read checks
  * Content-Range, and a part stops reading past its length), so a server that
@@ -98,8 +98,8 @@ const DECIDE_EVERY_BYTES = 2 * 1024 * 1024;
  * many reads it needs.
  */
 class GrowthSample {
+  /** Unset until the reader took its first chunk. */
   private startedAt: number | undefined;
-  private first = true;
   private waitedMs = 0;
   private bytes = 0;
 
@@ -109,8 +109,7 @@ class GrowthSample {
 
   /** Counts bytes the reader took; returns the count since the last decision. */
   emitted(bytes: number): number {
-    if (this.first) {
-      this.first = false;
+    if (this.startedAt === undefined) {
       this.startedAt = performance.now();
       return 0;
     }

@@ -74,7 +74,7 @@ const MIN_ANSWER_GRACE_MS = 100;
  * How long an upload's body waits after its first byte for a refusal on its
  * headers. A service refuses from the same checks (token, job, limits) that
  * answer any call, so a few times the last answer's time covers it; a fixed
- * second cost every upload a second (7% of a GiB at 150 MB/s). Before any
+ * second cost every upload a second (a seventh of a GiB's time at 150 MB/s). Before any
  * answer, and never beyond it, the configured ceiling.
  */
 export function answerGraceMs(ceilingMs: number, lastAnswerMs: number | undefined): number {
