@@ -28,7 +28,7 @@ import {
 import { parseJsonExact } from './exact-json.js';
 import { redact } from './redaction.js';
 import { checkShape, type Shape, shapes } from './response-shapes.js';
-import type { TokenSource } from './token-source.js';
+import type { TokenSource } from './bearer-token.js';
 import type {
   ActivityFields,
   ActivityType,
