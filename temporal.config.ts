@@ -13,7 +13,7 @@ import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { z } from 'zod';
 import type { ParallelParts } from './activities/s3/ranged-reader.js';
-import { BUDGETED_ENDPOINTS, type BudgetedEndpoint } from './workflows/policy/endpoints.js';
+import { type BudgetedEndpoint, dailyLimitsByClass } from './workflows/policy/endpoints.js';
 import {
   ENTITY_TYPES,
   type FieldMappingSet,
@@ -503,16 +503,11 @@ export function loadClientConfig(env: Env = process.env): ClientConfig {
 }
 
 export function loadBudgetSettings(env: Env = process.env): BudgetSettings {
-  const write = readVariable(env, 'IMPORT_BUDGET_WRITE_DAILY');
-  const read = readVariable(env, 'IMPORT_BUDGET_READ_DAILY');
-  const limits = Object.fromEntries(
-    (Object.keys(BUDGETED_ENDPOINTS) as BudgetedEndpoint[]).map((e) => [
-      e,
-      BUDGETED_ENDPOINTS[e].defaultDailyLimit === 1200 ? write : read,
-    ]),
-  ) as Record<BudgetedEndpoint, number>;
   return {
-    limits,
+    limits: dailyLimitsByClass({
+      write: readVariable(env, 'IMPORT_BUDGET_WRITE_DAILY'),
+      read: readVariable(env, 'IMPORT_BUDGET_READ_DAILY'),
+    }),
     headroomPercent: readVariable(env, 'IMPORT_BUDGET_HEADROOM_PERCENT'),
     resetMinuteUtc: readVariable(env, 'IMPORT_BUDGET_RESET_UTC'),
   };

@@ -3,6 +3,7 @@
  * It stands in for the ledger workflow where no Temporal server runs
  * (activity tests); the decisions are the same code the workflow runs.
  */
+import { loadBudgetSettings } from '../../temporal.config.js';
 import type {
   BudgetSettings,
   DailyLimitReport,
@@ -11,13 +12,12 @@ import type {
   ReserveResult,
 } from '../../workflows/policy/budget-contracts.js';
 import { createState, release, reportDailyLimit, reserve, usage } from '../../workflows/policy/budget-ledger-state.js';
-import { BUDGETED_ENDPOINTS, type BudgetedEndpoint } from '../../workflows/policy/endpoints.js';
+import type { BudgetedEndpoint } from '../../workflows/policy/endpoints.js';
 import type { BudgetGate } from './gate.js';
 
+/** The configuration's default limits, which are the spec's published ones. */
 export const SPEC_BUDGET_SETTINGS: BudgetSettings = {
-  limits: Object.fromEntries(
-    Object.entries(BUDGETED_ENDPOINTS).map(([name, e]) => [name, e.defaultDailyLimit]),
-  ) as Record<BudgetedEndpoint, number>,
+  limits: loadBudgetSettings({}).limits,
   headroomPercent: 0,
   resetMinuteUtc: 0,
   // Tests run at any time of day, also in the last minutes before midnight.

@@ -9,6 +9,7 @@
 import { readFile } from 'node:fs/promises';
 import { Agent, type Dispatcher } from 'undici';
 import type { TokenConfig } from '../../temporal.config.js';
+import { type CurrentToken, TOKEN_PATTERN, type TokenSource, TokenSourceError } from './bearer-token.js';
 import { type ErrorBodyFacts, parseRedactedErrorBody } from './error-body.js';
 import {
   BadRequest,
@@ -19,7 +20,6 @@ import {
   Timeout,
   Unauthorized,
 } from './errors.js';
-import { type CurrentToken, type TokenSource, TokenSourceError } from './token-source.js';
 
 export type ClientCredentials = Omit<Extract<TokenConfig, { kind: 'client-credentials' }>, 'kind'>;
 
@@ -33,7 +33,6 @@ export interface ClientCredentialsOptions {
 const MAX_REFRESH_MARGIN_MS = 5 * 60 * 1000;
 /** A token exchanged because of a 401 and refused again within this time is not exchanged again: the 401 is final. */
 const MIN_REFRESH_AFTER_401_MS = 60 * 1000;
-const TOKEN_PATTERN = /^[\x21-\x7e]+$/;
 const DETAILS: Omit<ServiceErrorDetails, 'path'> = { endpoint: 'tokenExchange', method: 'POST' };
 
 interface Held {

@@ -7,26 +7,8 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import type { TokenConfig } from '../../temporal.config.js';
+import { type CurrentToken, TOKEN_PATTERN, type TokenSource, TokenSourceError } from './bearer-token.js';
 import { ClientCredentialsTokenSource } from './client-credentials.js';
-
-export interface CurrentToken {
-  token: string;
-  /** Increments whenever the token changes: tells a 401 after a rotation from a 401 of a bad token. */
-  version: number;
-}
-
-export interface TokenSource {
-  current(): Promise<CurrentToken>;
-  /** Told when the service answered 401 to the token of `version`; a source that can get a new one does. */
-  rejected?(version: number): Promise<void>;
-}
-
-export class TokenSourceError extends Error {
-  override readonly name = 'TokenSourceError';
-}
-
-/** Visible ASCII only: anything else could split the Authorization header. */
-const TOKEN_PATTERN = /^[\x21-\x7e]+$/;
 
 /** `requestTimeoutMs` bounds a client-credentials exchange, like any short call. */
 export function createTokenSource(config: TokenConfig, options: { requestTimeoutMs?: number } = {}): TokenSource {

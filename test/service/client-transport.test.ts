@@ -1,7 +1,8 @@
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { answerGraceMs, ServiceClient } from '../../activities/service/client.js';
+import { ServiceClient } from '../../activities/service/client.js';
 import { Network, Timeout } from '../../activities/service/errors.js';
+import { answerGraceMs } from '../../activities/service/upload-body.js';
 import { DEMO_TOKENS } from '../simulator/server.js';
 import { fixedToken, freePort, type Harness, rejectionOf, startHarness } from './helpers.js';
 

@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
+import type { TokenSource } from '../../activities/service/bearer-token.js';
 /** Shared set-up for the service client tests: a real simulator and a client pointed at it. */
 import { ServiceClient, type ServiceClientOptions } from '../../activities/service/client.js';
-import type { TokenSource } from '../../activities/service/token-source.js';
 import { DEMO_TOKENS, type Simulator, startSimulator } from '../simulator/server.js';
 
 export function fixedToken(token: string): TokenSource {

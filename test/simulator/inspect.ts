@@ -4,7 +4,7 @@
  * inject and clear faults. No auth; never part of the service's paths.
  */
 import type { IncomingMessage } from 'node:http';
-import { isBudgetedEndpoint, type ServiceEndpoint, UNBUDGETED_ENDPOINTS } from '../../workflows/policy/endpoints.js';
+import { isServiceEndpoint, type ServiceEndpoint } from '../../workflows/policy/endpoints.js';
 import type { TokenEcho } from './auth.js';
 import type { StateSpelling } from './faults.js';
 import { json, parseJson, type Reply, readSmallBody } from './http-io.js';
@@ -184,9 +184,7 @@ function addJobFault(sim: Simulator, body: Record<string, unknown>, count: numbe
 
 function requireEndpoint(body: Record<string, unknown>): ServiceEndpoint {
   const { endpoint } = body;
-  if (isBudgetedEndpoint(endpoint) || (typeof endpoint === 'string' && Object.hasOwn(UNBUDGETED_ENDPOINTS, endpoint))) {
-    return endpoint as ServiceEndpoint;
-  }
+  if (isServiceEndpoint(endpoint)) return endpoint;
   throw new Error(
     `endpoint must name a service endpoint (e.g. createJob, submitData), got ${JSON.stringify(endpoint)}`,
   );

@@ -12,6 +12,7 @@
  * simulator uses it and the client must not depend on it.
  */
 
+import { loadBudgetSettings } from '../../temporal.config.js';
 import { windowStartMs } from '../../workflows/policy/budget-window.js';
 import {
   BUDGETED_ENDPOINT_NAMES,
@@ -33,8 +34,10 @@ export class DailyLimits {
     private readonly resetMinuteUtc: number,
     private readonly now: () => number,
   ) {
+    // The worker's default limits are the spec's published ones, so they stand for the service's.
+    const published = loadBudgetSettings({}).limits;
     this.limits = Object.fromEntries(
-      BUDGETED_ENDPOINT_NAMES.map((name) => [name, overrides[name] ?? BUDGETED_ENDPOINTS[name].defaultDailyLimit]),
+      BUDGETED_ENDPOINT_NAMES.map((name) => [name, overrides[name] ?? published[name]]),
     ) as Record<BudgetedEndpoint, number>;
   }
 

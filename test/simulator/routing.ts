@@ -1,35 +1,47 @@
 /**
- * Which service endpoint a request is, and its path parameters. The patterns
- * follow workflows/policy/endpoints.ts; a method that does not match a known
- * path is `unknown` (answered 404).
+ * Which service endpoint a request is, and its path parameters, read from
+ * the endpoint table (workflows/policy/endpoints.ts) that the client builds
+ * its requests from. A method that does not match a known path is `unknown`
+ * (answered 404).
  */
-import type { ServiceEndpoint } from '../../workflows/policy/endpoints.js';
+import { SERVICE_ENDPOINTS, type ServiceEndpoint } from '../../workflows/policy/endpoints.js';
 
 export interface RouteMatch {
   endpoint: ServiceEndpoint;
   params: string[];
 }
 
-const ROUTES: { method: string; pattern: RegExp; endpoint: ServiceEndpoint }[] = [
-  { method: 'POST', pattern: /^\/auth\/v1\/token$/, endpoint: 'tokenExchange' },
-  { method: 'POST', pattern: /^\/import\/v1\/job$/, endpoint: 'createJob' },
-  { method: 'PUT', pattern: /^\/import\/v1\/job\/([^/]+)\/data$/, endpoint: 'submitData' },
-  { method: 'GET', pattern: /^\/import\/v1\/job\/([^/]+)$/, endpoint: 'jobStatus' },
-  { method: 'GET', pattern: /^\/import\/v1\/jobs$/, endpoint: 'listJobs' },
-  { method: 'GET', pattern: /^\/import\/v1\/supported_activity_types$/, endpoint: 'activityTypes' },
-  { method: 'GET', pattern: /^\/import\/v1\/activity_fields\/([^/]+)$/, endpoint: 'activityFields' },
-  { method: 'GET', pattern: /^\/import\/v1\/([^/]+)\/sources$/, endpoint: 'listSources' },
-  {
-    method: 'GET',
-    pattern: /^\/integration\/v1\/custom-sources\/([^/]+)\/field-mappings\/([^/]+)$/,
-    endpoint: 'getFieldMappings',
-  },
-  {
-    method: 'PUT',
-    pattern: /^\/integration\/v1\/custom-sources\/([^/]+)\/field-mappings\/([^/]+)$/,
-    endpoint: 'putFieldMappings',
-  },
-];
+interface Route {
+  method: string;
+  segments: string[];
+  pattern: RegExp;
+  endpoint: ServiceEndpoint;
+}
+
+const isParam = (segment: string) => /^\{[^}]+\}$/.test(segment);
+
+function route(endpoint: ServiceEndpoint): Route {
+  const { method, path } = SERVICE_ENDPOINTS[endpoint];
+  const segments = path.split('/');
+  const source = segments.map((s) => (isParam(s) ? '([^/]+)' : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/');
+  return { method, segments, pattern: new RegExp(`^${source}$`), endpoint };
+}
+
+/**
+ * Where two paths could both match (`/import/v1/job/{id}` and
+ * `/import/v1/{entityType}/sources`), the one with a fixed segment first
+ * from the left wins. Paths of different lengths never match the same request.
+ */
+function moreSpecificFirst(a: Route, b: Route): number {
+  if (a.segments.length !== b.segments.length) return a.segments.length - b.segments.length;
+  for (const [i, segment] of a.segments.entries()) {
+    const byParam = Number(isParam(segment)) - Number(isParam(b.segments[i] ?? ''));
+    if (byParam !== 0) return byParam;
+  }
+  return 0;
+}
+
+const ROUTES = (Object.keys(SERVICE_ENDPOINTS) as ServiceEndpoint[]).map(route).sort(moreSpecificFirst);
 
 export function matchRoute(method: string, pathname: string): RouteMatch | undefined {
   for (const route of ROUTES) {

@@ -15,6 +15,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TemporalBudgetGate } from '../../activities/budget/temporal-gate.js';
+import { loadBudgetSettings } from '../../temporal.config.js';
 import {
   type BudgetSettings,
   EXHAUSTED_SIGNAL,
@@ -27,16 +28,14 @@ import {
   USAGE_QUERY,
 } from '../../workflows/policy/budget-contracts.js';
 import { nextResetMs } from '../../workflows/policy/budget-window.js';
-import { BUDGETED_ENDPOINTS, type BudgetedEndpoint } from '../../workflows/policy/endpoints.js';
+import type { BudgetedEndpoint } from '../../workflows/policy/endpoints.js';
 import { createEnvironment } from '../support/temporal-server.js';
 import { bundleWorkflows, createEnvironmentSuggestingContinueAsNewAt } from './real-server-harness.js';
 import { recordHistory } from './recorded-histories.js';
 
 const DAY_MS = 86_400_000;
 const MINUTE_MS = 60_000;
-const limits = Object.fromEntries(
-  Object.entries(BUDGETED_ENDPOINTS).map(([n, e]) => [n, e.defaultDailyLimit]),
-) as Record<BudgetedEndpoint, number>;
+const limits = loadBudgetSettings({}).limits;
 
 /** A new ledger reads what the service counted in its window: here, nothing yet. */
 const nothingSpent = { countWindowSpend: async () => ({ createJob: 0, submitData: 0, listJobs: 0 }) };

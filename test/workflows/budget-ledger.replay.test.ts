@@ -13,6 +13,7 @@
  */
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { loadBudgetSettings } from '../../temporal.config.js';
 import {
   type BudgetSettings,
   LEDGER_MAX_HISTORY_EVENTS,
@@ -20,7 +21,6 @@ import {
   type LedgerState,
   type ReserveResult,
 } from '../../workflows/policy/budget-contracts.js';
-import { BUDGETED_ENDPOINTS, type BudgetedEndpoint } from '../../workflows/policy/endpoints.js';
 import { type History, HistoryBuilder } from './history-builder.js';
 import { asHistoryHoldsIt, bundleForReplay, recordOfHistory, replay } from './replay.js';
 
@@ -32,10 +32,7 @@ beforeAll(async () => {
 
 const WORKFLOW_ID = 'budget-ledger-acme';
 const settings: BudgetSettings = {
-  limits: Object.fromEntries(Object.entries(BUDGETED_ENDPOINTS).map(([n, e]) => [n, e.defaultDailyLimit])) as Record<
-    BudgetedEndpoint,
-    number
-  >,
+  limits: loadBudgetSettings({}).limits,
   headroomPercent: 10,
   resetMinuteUtc: 0,
 };
