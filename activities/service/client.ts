@@ -9,6 +9,7 @@
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, type Dispatcher } from 'undici';
+import { declaredDefault } from '../../temporal.config.js';
 import type { ServiceEndpoint } from '../../workflows/policy/endpoints.js';
 import type { EntityType, FieldMapping, MappingObjectType } from '../../workflows/policy/import-input.js';
 import { excerpt, parseRedactedErrorBody } from './error-body.js';
@@ -139,8 +140,8 @@ export class ServiceClient {
     this.#origin = url.origin;
     this.#prefix = url.pathname.replace(/\/+$/, '');
     this.#tokens = options.tokens;
-    this.#requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
-    this.#uploadIdleTimeoutMs = options.uploadIdleTimeoutMs ?? 60_000;
+    this.#requestTimeoutMs = options.requestTimeoutMs ?? declaredDefault('COMPANY_DATA_REQUEST_TIMEOUT');
+    this.#uploadIdleTimeoutMs = options.uploadIdleTimeoutMs ?? declaredDefault('UPLOAD_IDLE_TIMEOUT');
     this.#uploadResponseTimeoutMs = options.uploadResponseTimeoutMs ?? 300_000;
     this.#uploadAnswerGraceMs = options.uploadAnswerGraceMs ?? 1_000;
     this.#ownsDispatcher = options.dispatcher === undefined;
