@@ -8,7 +8,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { Agent, type Dispatcher } from 'undici';
-import type { TokenConfig } from '../../temporal.config.js';
+import { declaredDefault, type TokenConfig } from '../../temporal.config.js';
 import { type CurrentToken, TOKEN_PATTERN, type TokenSource, TokenSourceError } from './bearer-token.js';
 import { type ErrorBodyFacts, parseRedactedErrorBody } from './error-body.js';
 import {
@@ -55,7 +55,7 @@ export class ClientCredentialsTokenSource implements TokenSource {
   constructor(credentials: ClientCredentials, options: ClientCredentialsOptions = {}) {
     this.#credentials = credentials;
     this.#now = options.now ?? Date.now;
-    this.#timeoutMs = options.requestTimeoutMs ?? 30_000;
+    this.#timeoutMs = options.requestTimeoutMs ?? declaredDefault('COMPANY_DATA_REQUEST_TIMEOUT');
     this.#dispatcher = options.dispatcher ?? new Agent({ connections: 2, keepAliveTimeout: 10_000 });
   }
 

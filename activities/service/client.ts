@@ -6,6 +6,7 @@
  */
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
+import { declaredDefault } from '../../temporal.config.js';
 import { endpointPath } from '../../workflows/policy/endpoints.js';
 import type { EntityType, FieldMapping, MappingObjectType } from '../../workflows/policy/import-input.js';
 import type { TokenSource } from './bearer-token.js';
@@ -75,12 +76,12 @@ export class ServiceClient {
     this.#transport = new Transport({
       baseUrl: options.baseUrl,
       tokens: options.tokens,
-      requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
+      requestTimeoutMs: options.requestTimeoutMs ?? declaredDefault('COMPANY_DATA_REQUEST_TIMEOUT'),
       uploadResponseTimeoutMs: options.uploadResponseTimeoutMs ?? 300_000,
       dispatcher: options.dispatcher,
       onResponse: options.onResponse,
     });
-    this.#uploadIdleTimeoutMs = options.uploadIdleTimeoutMs ?? 60_000;
+    this.#uploadIdleTimeoutMs = options.uploadIdleTimeoutMs ?? declaredDefault('UPLOAD_IDLE_TIMEOUT');
     this.#uploadAnswerGraceMs = options.uploadAnswerGraceMs ?? 1_000;
   }
 

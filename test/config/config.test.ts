@@ -275,7 +275,9 @@ describe('nightly feeds', () => {
   });
 
   it.each([
-    [{ entityType: 'Activity' }, /feeds\[0\]\.activityTypeId: required when entityType is Activity/],
+    [{ entityType: 'Activity' }, /feeds\[0\]: activityTypeId is required when entityType is Activity/],
+    [{ listAction: 'merge' }, /feeds\[0\]: listAction must be one of replace, insert, delete, noop, got "merge"/],
+    [{ tenant: 'has space' }, /feeds\[0\]: tenant must be 1-64 characters/],
     [{ schedule: { timeZone: 'Mars/Olympus' } }, /feeds\[0\]\.schedule\.timeZone: an IANA time zone/],
     [{ pattern: '([' }, /feeds\[0\]\.pattern: a valid regular expression/],
     [{ fieldMappings: { sourceId: 'x', objectType: 'account', mappings: [] } }, /fieldMappings\.sourceId must be/],

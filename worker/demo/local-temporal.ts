@@ -6,6 +6,7 @@
  */
 import { createServer } from 'node:net';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { declaredDefault } from '../../temporal.config.js';
 import { describeBinary, type FoundBinary, findTemporalBinary } from '../temporal-binaries.js';
 import { transportFailureReason } from '../transport-errors.js';
 
@@ -75,12 +76,17 @@ function startFailure(binary: FoundBinary | undefined, reason: string): DemoSetu
   return new DemoSetupError(`cannot start a local Temporal server (${reason}); ${NO_SERVER_HINT}`);
 }
 
+/** TEMPORAL_NAMESPACE as given (the demo passes it on unchecked), else its declared default. */
+function namespaceIn(env: NodeJS.ProcessEnv): string {
+  return env.TEMPORAL_NAMESPACE?.trim() || declaredDefault('TEMPORAL_NAMESPACE');
+}
+
 /** Starts a dev server with its Web UI on a free port, from the binary found or the SDK's download. */
 export async function startDevServer(
   env: NodeJS.ProcessEnv,
   find: BinaryFinder = findDevServer,
 ): Promise<LocalTemporal & { uiUrl: string }> {
-  const namespace = env.TEMPORAL_NAMESPACE?.trim() || 'default';
+  const namespace = namespaceIn(env);
   const binary = findBinary(env, find);
   const uiPort = await freePort();
   let started: TestWorkflowEnvironment;
@@ -110,6 +116,6 @@ export async function startLocalTemporal(
   find: BinaryFinder = findDevServer,
 ): Promise<LocalTemporal> {
   const address = env.TEMPORAL_ADDRESS?.trim();
-  if (address) return connectToRunning(address, env.TEMPORAL_NAMESPACE?.trim() || 'default');
+  if (address) return connectToRunning(address, namespaceIn(env));
   return startDevServer(env, find);
 }

@@ -11,11 +11,11 @@ export function basePollDelayMs(pollIndex: number, scheduleMs: readonly number[]
   return scheduleMs[i] as number;
 }
 
-/** The delay before poll number pollIndex (0-based), with `random()` in [0, 1). */
+/** The delay before poll number pollIndex (0-based), with `random()` in [0, 1); schedule and jitter come from configuration. */
 export function pollDelayMs(
   pollIndex: number,
-  scheduleMs: readonly number[] = DEFAULT_POLL_SCHEDULE_MS,
-  jitterRatio = 0.2,
+  scheduleMs: readonly number[],
+  jitterRatio: number,
   random: () => number = Math.random,
 ): number {
   const base = basePollDelayMs(pollIndex, scheduleMs);

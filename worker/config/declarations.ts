@@ -1,0 +1,244 @@
+/**
+ * Every environment variable, declared once: its README text, its default
+ * and its parser (which holds its range). The README's configuration table is
+ * checked against these entries, defaults included, and nothing else in the
+ * product writes a default of its own: other code reads `declaredDefault`.
+ */
+
+import { TENANT_PATTERN } from '../../workflows/policy/import-input.js';
+import { DEFAULT_JOB_TIMEOUT_MS } from '../../workflows/policy/import-workflow-contract.js';
+import { DEFAULT_POLL_SCHEDULE_MS } from '../../workflows/policy/poll-schedule.js';
+import { fail } from './errors.js';
+import {
+  anyText,
+  boolean,
+  decimal,
+  duration,
+  durationList,
+  hostAndPort,
+  httpUrl,
+  matching,
+  type Parse,
+  readableFile,
+  sdkBoolean,
+  size,
+  utcMinuteOfDay,
+  wholeNumber,
+} from './parsers.js';
+import { Secret } from './secret.js';
+import { type Env, LOG_LEVELS, type LogLevel } from './types.js';
+import { durationText, parseParallelParts, parseSize } from './units.js';
+
+interface Variable<T> {
+  /** The README's description (the default is added from `default`). */
+  doc: string;
+  /** The default as an operator would write it; absent means unset is allowed and means "none". */
+  default?: string;
+  /** When the default depends on another variable, the README says so instead. */
+  defaultNote?: string;
+  parse: Parse<T>;
+}
+
+function variable<T>(doc: string, defaultText: string, parse: Parse<T>): Variable<T> & { default: string } {
+  return { doc, default: defaultText, parse };
+}
+
+function optional<T>(doc: string, parse: Parse<T>, defaultNote?: string): Variable<T> {
+  return { doc, parse, defaultNote };
+}
+
+/** The service's upload limit per file: 5 GB, decimal. */
+const SERVICE_MAX_FILE_BYTES = 5_000_000_000;
+
+const TENANT_TEXT = '1-64 letters, digits, ".", "_" or "-"';
+
+/** Every variable configuration reads: the README's configuration reference is checked against it. */
+export const CONFIG_VARIABLES = {
+  TEMPORAL_ADDRESS: variable(
+    'Temporal frontend host:port (read by the SDK, which also reads `TEMPORAL_TLS_*` client certificate variables and `TEMPORAL_PROFILE`)',
+    'localhost:7233',
+    hostAndPort,
+  ),
+  TEMPORAL_NAMESPACE: variable('Temporal namespace', 'default', matching(/^\S{1,255}$/, 'a namespace name')),
+  TEMPORAL_API_KEY: optional('API key for Temporal Cloud; turns TLS on. Never logged', anyText),
+  TEMPORAL_TLS: optional(
+    '`true` or `false` (also `1`/`0`): TLS to the Temporal frontend',
+    sdkBoolean,
+    'off, on with an API key',
+  ),
+  TEMPORAL_CONFIG_FILE: optional(
+    'TOML profile file of the Temporal SDKs (profiles picked by `TEMPORAL_PROFILE`); must exist when set',
+    readableFile('the Temporal client configuration TOML'),
+  ),
+  IMPORT_TASK_QUEUE: variable(
+    'Task queue the worker polls and the CLI starts workflows on (uploads run on `<queue>-uploads`)',
+    'bulk-import',
+    matching(/^[A-Za-z0-9._-]{1,200}$/, 'a task queue name'),
+  ),
+  TEMPORAL_UI_URL: variable('Base URL of the Temporal Web UI, for links', 'http://localhost:8233', httpUrl),
+  COMPANY_DATA_BASE_URL: optional(
+    'Base URL of the Company Data Service; must be https unless it is a loopback address. Required by the worker',
+    httpUrl,
+  ),
+  COMPANY_DATA_TOKEN: optional(
+    'Bearer token for the service. The worker needs exactly one token source: this, `COMPANY_DATA_TOKEN_FILE` or `COMPANY_DATA_CLIENT_ID` (two or none stop start-up)',
+    (text) => new Secret(text),
+  ),
+  COMPANY_DATA_TOKEN_FILE: optional(
+    'File holding the token, re-read whenever it changes, so a sidecar can rotate the 8-hour tokens without a restart',
+    readableFile('holding the bearer token'),
+  ),
+  COMPANY_DATA_CLIENT_ID: optional(
+    "Client id for the built-in client-credentials exchange (`POST /auth/v1/token` on the service's host): the worker gets its own 8-hour token, exchanges again 5 minutes before it expires and once after a 401; concurrent activities share one exchange. No sidecar needed",
+    anyText,
+  ),
+  COMPANY_DATA_CLIENT_SECRET: optional(
+    'The client secret for `COMPANY_DATA_CLIENT_ID`; as secret as the token: never logged, redacted from errors. Set this or `COMPANY_DATA_CLIENT_SECRET_FILE`',
+    (text) => new Secret(text),
+  ),
+  COMPANY_DATA_CLIENT_SECRET_FILE: optional(
+    'File holding the client secret, re-read at every exchange (so it can be rotated)',
+    readableFile('holding the client secret'),
+  ),
+  COMPANY_DATA_REQUEST_TIMEOUT: variable('Timeout of one short service call', '30s', duration()),
+  UPLOAD_IDLE_TIMEOUT: variable(
+    "An upload attempt fails (and is retried) when no byte moved for this long while sending. Once every byte is sent it no longer applies: the worker waits up to 5 min for the service's answer, and never sends the file again before the job's state is known",
+    '60s',
+    duration(),
+  ),
+  S3_ENDPOINT: optional(
+    'S3-compatible endpoint URL; unset means AWS. Credentials come from the AWS default chain (`AWS_ACCESS_KEY_ID`, profiles, instance roles)',
+    httpUrl,
+  ),
+  AWS_REGION: variable('S3 region', 'us-east-1', matching(/^[a-z0-9-]{1,40}$/, 'an AWS region such as eu-west-1')),
+  S3_FORCE_PATH_STYLE: optional(
+    '`true` for path-style S3 URLs (s3rver, MinIO)',
+    boolean,
+    '`false`, `true` when `S3_ENDPOINT` is set',
+  ),
+  IMPORT_TENANT: variable(
+    'Tenant whose daily budgets the calls count against',
+    'default',
+    matching(TENANT_PATTERN, TENANT_TEXT),
+  ),
+  IMPORT_BUDGET_WRITE_DAILY: variable(
+    'Daily limit of `POST /import/v1/job` and of `PUT /import/v1/job/{id}/data`, each',
+    '1200',
+    wholeNumber(1, 1_000_000),
+  ),
+  IMPORT_BUDGET_READ_DAILY: variable('Daily limit of each import GET endpoint', '3600', wholeNumber(1, 1_000_000)),
+  IMPORT_BUDGET_HEADROOM_PERCENT: variable(
+    'Percent of every limit left unused for other clients of the same tenant',
+    '0',
+    decimal(0, 90),
+  ),
+  IMPORT_BUDGET_RESET_UTC: variable(
+    'UTC time of day the daily windows reset, `HH:MM` (the service does not publish its import reset time)',
+    '00:00',
+    utcMinuteOfDay,
+  ),
+  // The workflow sandbox cannot read configuration, yet needs this schedule (its length places a resumed
+  // poll at the slowest rate): the numbers live in the workflow's policy, and the declaration shows them.
+  IMPORT_POLL_SCHEDULE: variable(
+    'Job status poll delays, comma-separated; the last one repeats',
+    DEFAULT_POLL_SCHEDULE_MS.map(durationText).join(','),
+    durationList,
+  ),
+  IMPORT_POLL_JITTER: variable('Random extra on each poll delay, as a fraction', '0.2', decimal(0, 1)),
+  // Also what importFile applies to an input that names no jobTimeoutMs: the number lives in its contract.
+  IMPORT_JOB_TIMEOUT: variable(
+    'How long to wait for a job to finish',
+    durationText(DEFAULT_JOB_TIMEOUT_MS),
+    duration(),
+  ),
+  // The spec's limit is 5 GB in decimal bytes; 5 GiB would let 368 MB too many pass preflight.
+  IMPORT_MAX_FILE_BYTES: variable(
+    'Largest file accepted (bytes, or with a unit: `500MB`), at most the service limit `5GB` (5,000,000,000 bytes)',
+    '5GB',
+    (text, name) => {
+      const bytes = parseSize(text);
+      return bytes !== undefined && bytes > 0 && bytes <= SERVICE_MAX_FILE_BYTES
+        ? bytes
+        : fail(name, 'a size from 1 byte to 5GB (the service limit), such as 500MB', text);
+    },
+  ),
+  UPLOAD_PART_SIZE: variable('Size of each ranged S3 read of an upload', '8MiB', size),
+  UPLOAD_PARALLEL_PARTS: variable(
+    'Ranged S3 reads in flight per upload: `auto` starts with one and adds more whenever the PUT waited on S3 for more than 5% of its time (looked at every 2 MiB), in proportion to that wait, up to 8; a number from 1 (one sequential GET) to 32 fixes it. Parts read ahead of the PUT hold at most 16 MiB, whatever the number and the part size; an S3 that ignores Range gets one sequential GET',
+    'auto',
+    (text, name) => parseParallelParts(text) ?? fail(name, '`auto` or a whole number from 1 to 32', text),
+  ),
+  WORKER_MAX_CONCURRENT_UPLOADS: variable('Uploads one worker process runs at once', '2', wholeNumber(1, 64)),
+  WORKER_MAX_CONCURRENT_ACTIVITIES: variable(
+    'Short activities (status, create, mappings) one worker runs at once',
+    '50',
+    wholeNumber(1, 1000),
+  ),
+  WORKER_MAX_CONCURRENT_POLLS: variable(
+    'Job completion polls one worker runs at once, on their own task queue `<queue>-polls`',
+    '200',
+    wholeNumber(1, 10000),
+  ),
+  WORKER_METRICS_PORT: variable(
+    'Port of the Prometheus `/metrics` endpoint; `0` turns it off',
+    '9464',
+    wholeNumber(0, 65535),
+  ),
+  WORKER_CONNECT_TIMEOUT: variable(
+    'How long a starting worker keeps trying to reach Temporal (backoff 1 s doubling to 15 s, each try logged); `0` tries once',
+    '2m',
+    duration({ allowZero: true }),
+  ),
+  WORKFLOW_BUNDLE_PATH: optional(
+    'A prebuilt workflow bundle; unset: the one `npm run build` wrote beside the compiled worker, or (under tsx) bundled from source at start',
+    readableFile('a workflow bundle written by npm run build'),
+  ),
+  LOG_LEVEL: variable(
+    '`TRACE`, `DEBUG`, `INFO`, `WARN` or `ERROR`. Logs are JSON lines when stderr is not a terminal',
+    'INFO',
+    (text, name) =>
+      (LOG_LEVELS as readonly string[]).includes(text)
+        ? (text as LogLevel)
+        : fail(name, `one of ${LOG_LEVELS.join(', ')}`, text),
+  ),
+  IMPORT_FEEDS_FILE: optional(
+    'JSON file listing the nightly feeds (see [Nightly imports](#nightly-imports))',
+    anyText,
+    'no feeds',
+  ),
+} as const;
+
+export type VariableName = keyof typeof CONFIG_VARIABLES;
+type Declared = (typeof CONFIG_VARIABLES)[VariableName];
+type ValueOf<K extends VariableName> = (typeof CONFIG_VARIABLES)[K] extends Variable<infer T> & { default: string }
+  ? T
+  : ReturnType<(typeof CONFIG_VARIABLES)[K]['parse']> | undefined;
+/** The variables that have a default (the others mean "none" when unset). */
+type DefaultedName = {
+  [K in VariableName]: (typeof CONFIG_VARIABLES)[K] extends { default: string } ? K : never;
+}[VariableName];
+
+/** The README line's "Default ..." text of a variable, or undefined when it has none. */
+export function documentedDefault(name: VariableName): string | undefined {
+  const v: Declared = CONFIG_VARIABLES[name];
+  if ('default' in v && v.default !== undefined) return `\`${v.default}\``;
+  return v.defaultNote;
+}
+
+/** A variable's text, blank counted as unset. */
+export function rawValue(env: Env, name: VariableName): string | undefined {
+  const v = env[name];
+  return v === undefined || v.trim() === '' ? undefined : v.trim();
+}
+
+/** A variable's value: its text (or its default) through its parser. */
+export function readVariable<K extends VariableName>(env: Env, name: K): ValueOf<K> {
+  const declared: Declared = CONFIG_VARIABLES[name];
+  const text = rawValue(env, name) ?? ('default' in declared ? declared.default : undefined);
+  return (text === undefined ? undefined : declared.parse(text, name)) as ValueOf<K>;
+}
+
+/** A variable's default as its parsed value, for code that runs without configuration (tests, a bare client). */
+export function declaredDefault<K extends DefaultedName>(name: K): ValueOf<K> {
+  return readVariable({}, name);
+}
