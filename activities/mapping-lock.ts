@@ -6,16 +6,16 @@
  * harmless (it keeps one entry).
  */
 import { type Client, WithStartWorkflowOperation } from '@temporalio/client';
-import type { Workflow } from '@temporalio/common';
+import type { mappingLock } from '../workflows/mapping-lock.js';
 import type { MappingObjectType } from '../workflows/policy/import-input.js';
 import {
-  ACQUIRE_MAPPING_LOCK_UPDATE,
   type AcquireMappingLockAnswer,
   type AcquireMappingLockRequest,
   MAPPING_LOCK_WORKFLOW_TYPE,
   type MappingLockInput,
   mappingLockWorkflowId,
 } from '../workflows/policy/mapping-lock.js';
+import { acquireMappingLockUpdate } from '../workflows/policy/messages.js';
 
 export interface MappingLocks {
   acquire(
@@ -30,18 +30,15 @@ export function temporalMappingLocks(client: Client, taskQueue: string): Mapping
   return {
     acquire(sourceId, objectType, request) {
       const input: MappingLockInput = { sourceId, objectType };
-      return client.workflow.executeUpdateWithStart<Workflow, AcquireMappingLockAnswer, [AcquireMappingLockRequest]>(
-        ACQUIRE_MAPPING_LOCK_UPDATE,
-        {
-          args: [request],
-          startWorkflowOperation: new WithStartWorkflowOperation(MAPPING_LOCK_WORKFLOW_TYPE, {
-            workflowId: mappingLockWorkflowId(sourceId, objectType),
-            taskQueue,
-            args: [input],
-            workflowIdConflictPolicy: 'USE_EXISTING',
-          }),
-        },
-      );
+      return client.workflow.executeUpdateWithStart(acquireMappingLockUpdate, {
+        args: [request],
+        startWorkflowOperation: new WithStartWorkflowOperation<typeof mappingLock>(MAPPING_LOCK_WORKFLOW_TYPE, {
+          workflowId: mappingLockWorkflowId(sourceId, objectType),
+          taskQueue,
+          args: [input],
+          workflowIdConflictPolicy: 'USE_EXISTING',
+        }),
+      });
     },
   };
 }

@@ -8,7 +8,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
 import { ENTITY_TYPES, LIST_ACTIONS, ON_FAILURE_MODES } from '../workflows/policy/import-input.js';
-import { ABANDON_SIGNAL, RETRY_SIGNAL } from '../workflows/policy/import-workflow-contract.js';
+import { abandonSignal, retrySignal } from '../workflows/policy/messages.js';
 import { budgetCommand } from './cli/budget-command.js';
 import { errorLine, exitCodeOf } from './cli/cli-error.js';
 import { type CliContext, processContext } from './cli/context.js';
@@ -80,13 +80,13 @@ export function buildProgram(ctx: CliContext): Command {
     .command('retry')
     .description('Tell an import waiting after a fixable failure (onFailure await-retry) to run the failed step again.')
     .argument('<workflowId>', "the import's workflow id")
-    .action((workflowId: string) => signalCommand(RETRY_SIGNAL, workflowId, ctx));
+    .action((workflowId: string) => signalCommand(retrySignal, workflowId, ctx));
 
   program
     .command('abandon')
     .description("Tell an import waiting after a failure to give up: it fails with the step's error.")
     .argument('<workflowId>', "the import's workflow id")
-    .action((workflowId: string) => signalCommand(ABANDON_SIGNAL, workflowId, ctx));
+    .action((workflowId: string) => signalCommand(abandonSignal, workflowId, ctx));
 
   program
     .command('budget')

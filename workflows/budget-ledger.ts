@@ -17,33 +17,24 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
-  defineQuery,
-  defineSignal,
-  defineUpdate,
   log,
   patched,
   proxyActivities,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { LedgerActivities } from './policy/activity-contracts.js';
+import type { LedgerActivities, WindowSpend } from './policy/activity-contracts.js';
 import {
-  CLEAR_EXHAUSTED_SIGNAL,
+  type BudgetSettings,
   type ClearExhaustedSignal,
-  DAILY_LIMIT_UPDATE,
   type DailyLimitAnswer,
   type DailyLimitReport,
-  EXHAUSTED_SIGNAL,
   type ExhaustedSignal,
   LEDGER_MAX_HISTORY_EVENTS,
   type LedgerInput,
   type LedgerState,
-  type LedgerUsage,
-  RELEASE_UPDATE,
-  RESERVE_UPDATE,
   type ReserveRequest,
   type ReserveResult,
-  USAGE_QUERY,
 } from './policy/budget-contracts.js';
 import {
   clearExhausted,
@@ -63,13 +54,14 @@ import {
   usage,
   windowEndMs,
 } from './policy/budget-ledger-state.js';
-
-export const reserveUpdate = defineUpdate<ReserveResult, [ReserveRequest]>(RESERVE_UPDATE);
-export const releaseUpdate = defineUpdate<void, [ReserveRequest]>(RELEASE_UPDATE);
-export const dailyLimitUpdate = defineUpdate<DailyLimitAnswer, [DailyLimitReport]>(DAILY_LIMIT_UPDATE);
-export const exhaustedSignal = defineSignal<[ExhaustedSignal]>(EXHAUSTED_SIGNAL);
-export const clearExhaustedSignal = defineSignal<[ClearExhaustedSignal]>(CLEAR_EXHAUSTED_SIGNAL);
-export const usageQuery = defineQuery<LedgerUsage>(USAGE_QUERY);
+import {
+  clearExhaustedSignal,
+  dailyLimitUpdate,
+  exhaustedSignal,
+  releaseUpdate,
+  reserveUpdate,
+  usageQuery,
+} from './policy/messages.js';
 
 /** What every run started before the threshold travelled in the input used: never change it. */
 const LEGACY_MAX_HISTORY_EVENTS = 2_000;
@@ -95,103 +87,143 @@ function validated(problemOf: (arg: unknown) => string | undefined) {
   };
 }
 
+// The awaits below are where they were when the runs in the recorded histories
+// ran: handlers and this body share the run's state, so which of them reads it
+// first must not move (an extra async layer would let a handler in earlier).
 export async function budgetLedger(input: LedgerInput): Promise<never> {
-  /** What this window's grants follow: the stricter of every setting seen in it. */
-  let settings = input.settings;
-  /** The most recent caller's settings: the next window's. */
-  let latestSettings = input.settings;
-  const maxHistoryEvents = input.maxHistoryEvents ?? LEGACY_MAX_HISTORY_EVENTS;
-  let state: LedgerState = input.state
-    ? rollover(input.state, settings, Date.now())
-    : createState(settings, Date.now());
-  let blocksChanged = false;
-  // Reservations wait until a ledger without counts has read the service's record.
-  let seeded = input.state !== undefined || !patched(SEED_FROM_SERVICE_PATCH);
-  const whenSeeded = async () => {
-    if (!seeded) await condition(() => seeded);
-  };
+  const ledger = new LedgerRun(input);
+  ledger.answerMessages();
 
-  setHandler(
-    reserveUpdate,
-    async (request) => {
-      await whenSeeded();
-      if (request.settings) {
-        latestSettings = request.settings;
-        settings = stricterSettings(settings, request.settings);
-      }
-      const next = reserve(state, settings, request, Date.now());
-      state = next.state;
-      return next.result;
-    },
-    { validator: validated(reserveRequestProblem) },
-  );
-  setHandler(
-    releaseUpdate,
-    async (request) => {
-      await whenSeeded();
-      state = release(state, settings, request, Date.now());
-    },
-    { validator: validated(reserveRequestProblem) },
-  );
-  setHandler(
-    dailyLimitUpdate,
-    (report) => {
-      const next = reportDailyLimit(state, settings, report, Date.now());
-      state = next.state;
-      blocksChanged = true;
-      return { blockedUntil: next.blockedUntil };
-    },
-    { validator: validated(dailyLimitReportProblem) },
-  );
-  setHandler(exhaustedSignal, (signal) => {
+  if (!ledger.seeded) {
+    try {
+      ledger.seed(await countWindowSpend({ windowStart: ledger.windowStartIso() }));
+    } catch (err) {
+      log.warn(`budget ledger could not read the service's record of this window; counting from zero: ${err}`);
+    }
+    ledger.seeded = true;
+  }
+
+  const windowEnd = ledger.windowEndMs();
+  if (patched(WAKE_AT_BLOCK_END_PATCH)) {
+    while (!ledger.historyFull() && Date.now() < windowEnd) await ledger.untilBlocksChange(windowEnd);
+  } else {
+    // Times out at the window's end: the timer to the next reset.
+    await condition(ledger.historyFull, windowEnd - Date.now());
+  }
+  await condition(allHandlersFinished);
+  return continueAsNew<typeof budgetLedger>(ledger.nextRunInput(windowEnd));
+}
+
+/** One ledger run's counts and the settings they follow; each handler changes them as one step. */
+class LedgerRun {
+  /** What this window's grants follow: the stricter of every setting seen in it. */
+  private settings: BudgetSettings;
+  /** The most recent caller's settings: the next window's. */
+  private latestSettings: BudgetSettings;
+  private readonly maxHistoryEvents: number;
+  private state: LedgerState;
+  private blocksChanged = false;
+  /** Reservations wait until a ledger without counts has read the service's record. */
+  seeded: boolean;
+
+  constructor(private readonly input: LedgerInput) {
+    this.settings = input.settings;
+    this.latestSettings = input.settings;
+    this.maxHistoryEvents = input.maxHistoryEvents ?? LEGACY_MAX_HISTORY_EVENTS;
+    this.state = input.state
+      ? rollover(input.state, this.settings, Date.now())
+      : createState(this.settings, Date.now());
+    this.seeded = input.state !== undefined || !patched(SEED_FROM_SERVICE_PATCH);
+  }
+
+  answerMessages(): void {
+    setHandler(reserveUpdate, (request) => this.reserve(request), { validator: validated(reserveRequestProblem) });
+    setHandler(releaseUpdate, (request) => this.release(request), { validator: validated(reserveRequestProblem) });
+    setHandler(dailyLimitUpdate, (report) => this.reportDailyLimit(report), {
+      validator: validated(dailyLimitReportProblem),
+    });
+    setHandler(exhaustedSignal, (signal) => this.markExhausted(signal));
+    setHandler(clearExhaustedSignal, (signal) => this.clearExhausted(signal));
+    setHandler(usageQuery, () => usage(this.state, this.settings, Date.now()));
+  }
+
+  private async whenSeeded(): Promise<void> {
+    if (!this.seeded) await condition(() => this.seeded);
+  }
+
+  private async reserve(request: ReserveRequest): Promise<ReserveResult> {
+    await this.whenSeeded();
+    if (request.settings) {
+      this.latestSettings = request.settings;
+      this.settings = stricterSettings(this.settings, request.settings);
+    }
+    const next = reserve(this.state, this.settings, request, Date.now());
+    this.state = next.state;
+    return next.result;
+  }
+
+  private async release(request: ReserveRequest): Promise<void> {
+    await this.whenSeeded();
+    this.state = release(this.state, this.settings, request, Date.now());
+  }
+
+  private reportDailyLimit(report: DailyLimitReport): DailyLimitAnswer {
+    const next = reportDailyLimit(this.state, this.settings, report, Date.now());
+    this.state = next.state;
+    this.blocksChanged = true;
+    return { blockedUntil: next.blockedUntil };
+  }
+
+  private markExhausted(signal: ExhaustedSignal): void {
     const problem = exhaustedSignalProblem(signal);
     if (problem) {
       log.warn(`budget ledger ignored a malformed signal: ${problem}`);
       return;
     }
-    state = markExhausted(state, settings, signal, Date.now());
-    blocksChanged = true;
-  });
-  setHandler(clearExhaustedSignal, (signal) => {
+    this.state = markExhausted(this.state, this.settings, signal, Date.now());
+    this.blocksChanged = true;
+  }
+
+  private clearExhausted(signal: ClearExhaustedSignal): void {
     const problem = clearExhaustedSignalProblem(signal);
     if (problem) {
       log.warn(`budget ledger ignored a malformed signal: ${problem}`);
       return;
     }
-    state = clearExhausted(state, settings, signal, Date.now());
-    blocksChanged = true;
-  });
-  setHandler(usageQuery, () => usage(state, settings, Date.now()));
-
-  if (!seeded) {
-    try {
-      const spent = await countWindowSpend({ windowStart: new Date(state.windowStartMs).toISOString() });
-      state = seedUsed(state, spent);
-    } catch (err) {
-      log.warn(`budget ledger could not read the service's record of this window; counting from zero: ${err}`);
-    }
-    seeded = true;
+    this.state = clearExhausted(this.state, this.settings, signal, Date.now());
+    this.blocksChanged = true;
   }
 
-  const historyFull = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > maxHistoryEvents;
-  const windowEnd = windowEndMs(state, settings);
-  if (patched(WAKE_AT_BLOCK_END_PATCH)) {
-    while (!historyFull() && Date.now() < windowEnd) {
-      blocksChanged = false;
-      const wakeAt = Math.min(windowEnd, nextBlockEndMs(state, Date.now()) ?? windowEnd);
-      await condition(() => historyFull() || blocksChanged, Math.max(1, wakeAt - Date.now()));
-    }
-  } else {
-    // Times out at the window's end: the timer to the next reset.
-    await condition(historyFull, windowEnd - Date.now());
+  windowStartIso(): string {
+    return new Date(this.state.windowStartMs).toISOString();
   }
-  await condition(allHandlersFinished);
-  // Within the window the stricter settings carry on; a new window follows the latest caller's.
-  const nextSettings = Date.now() >= windowEnd ? latestSettings : settings;
-  return continueAsNew<typeof budgetLedger>({
-    tenant: input.tenant,
-    settings: nextSettings,
-    state: rollover(state, nextSettings, Date.now()),
-    maxHistoryEvents: LEDGER_MAX_HISTORY_EVENTS,
-  });
+
+  seed(spent: WindowSpend): void {
+    this.state = seedUsed(this.state, spent);
+  }
+
+  windowEndMs(): number {
+    return windowEndMs(this.state, this.settings);
+  }
+
+  readonly historyFull = (): boolean =>
+    workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > this.maxHistoryEvents;
+
+  /** Resolves when the history is full, a block was set or cleared, or the next block ends (the window's end at the latest). */
+  untilBlocksChange(windowEnd: number): Promise<boolean> {
+    this.blocksChanged = false;
+    const wakeAt = Math.min(windowEnd, nextBlockEndMs(this.state, Date.now()) ?? windowEnd);
+    return condition(() => this.historyFull() || this.blocksChanged, Math.max(1, wakeAt - Date.now()));
+  }
+
+  /** Within the window the stricter settings carry on; a new window follows the latest caller's. */
+  nextRunInput(windowEnd: number): LedgerInput {
+    const nextSettings = Date.now() >= windowEnd ? this.latestSettings : this.settings;
+    return {
+      tenant: this.input.tenant,
+      settings: nextSettings,
+      state: rollover(this.state, nextSettings, Date.now()),
+      maxHistoryEvents: LEDGER_MAX_HISTORY_EVENTS,
+    };
+  }
 }

@@ -14,9 +14,6 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
-  defineQuery,
-  defineSignal,
-  defineUpdate,
   log,
   proxyActivities,
   setHandler,
@@ -24,25 +21,14 @@ import {
 } from '@temporalio/workflow';
 import type { MappingLockActivities } from './policy/activity-contracts.js';
 import {
-  ACQUIRE_MAPPING_LOCK_UPDATE,
-  type AcquireMappingLockAnswer,
-  type AcquireMappingLockRequest,
   acquireRequestProblem,
   conflictingHolders,
-  MAPPING_LOCK_HOLDERS_QUERY,
   type MappingLockHolder,
   type MappingLockInput,
-  RELEASE_MAPPING_LOCK_SIGNAL,
-  type ReleaseMappingLockSignal,
   withHolder,
 } from './policy/mapping-lock.js';
+import { acquireMappingLockUpdate, mappingLockHoldersQuery, releaseMappingLockSignal } from './policy/messages.js';
 import { ACTIVITY_RETRY_POLICY, SHORT_CALL_TIMEOUT_MS } from './policy/retry-policies.js';
-
-export const acquireMappingLockUpdate = defineUpdate<AcquireMappingLockAnswer, [AcquireMappingLockRequest]>(
-  ACQUIRE_MAPPING_LOCK_UPDATE,
-);
-export const releaseMappingLockSignal = defineSignal<[ReleaseMappingLockSignal]>(RELEASE_MAPPING_LOCK_SIGNAL);
-export const mappingLockHoldersQuery = defineQuery<MappingLockHolder[]>(MAPPING_LOCK_HOLDERS_QUERY);
 
 const { readImportStates } = proxyActivities<MappingLockActivities>({
   startToCloseTimeout: SHORT_CALL_TIMEOUT_MS,

@@ -6,25 +6,21 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Client, isGrpcServiceError, WithStartWorkflowOperation, WorkflowNotFoundError } from '@temporalio/client';
-import type { Workflow } from '@temporalio/common';
+import type { UpdateDefinition } from '@temporalio/common';
+import type { budgetLedger } from '../../workflows/budget-ledger.js';
 import {
   type BudgetSettings,
-  DAILY_LIMIT_UPDATE,
-  type DailyLimitAnswer,
   type DailyLimitReport,
   LEDGER_MAX_HISTORY_EVENTS,
   LEDGER_WORKFLOW_TYPE,
   type LedgerInput,
   type LedgerUsage,
   ledgerWorkflowId,
-  RELEASE_UPDATE,
-  RESERVE_UPDATE,
-  type ReserveRequest,
   type ReserveResult,
-  USAGE_QUERY,
 } from '../../workflows/policy/budget-contracts.js';
 import { createState, usage } from '../../workflows/policy/budget-ledger-state.js';
 import type { BudgetedEndpoint } from '../../workflows/policy/endpoints.js';
+import { dailyLimitUpdate, releaseUpdate, reserveUpdate, usageQuery } from '../../workflows/policy/messages.js';
 import type { BudgetGate } from './gate.js';
 
 export interface TemporalBudgetGateOptions {
@@ -71,7 +67,7 @@ export class TemporalBudgetGate implements BudgetGate {
   }
 
   /** One Update to the ledger, starting it when it does not run; `updateId` makes a retried RPC count once. */
-  private update<R>(name: string, updateId: string, arg: ReserveRequest | DailyLimitReport): Promise<R> {
+  private update<Ret, Arg>(update: UpdateDefinition<Ret, [Arg]>, updateId: string, arg: Arg): Promise<Ret> {
     const input: LedgerInput = {
       tenant: this.tenant,
       settings: this.options.settings,
@@ -81,21 +77,21 @@ export class TemporalBudgetGate implements BudgetGate {
     const startOptions = {
       workflowId: ledgerWorkflowId(this.tenant),
       taskQueue: this.options.taskQueue,
-      args: [input],
+      args: [input] as const,
       workflowIdConflictPolicy: 'USE_EXISTING' as const,
     };
     return admittedInTurn(() =>
-      this.options.client.workflow.executeUpdateWithStart<Workflow, R, [unknown]>(name, {
+      this.options.client.workflow.executeUpdateWithStart(update, {
         args: [arg],
         updateId,
-        startWorkflowOperation: new WithStartWorkflowOperation(LEDGER_WORKFLOW_TYPE, startOptions),
+        startWorkflowOperation: new WithStartWorkflowOperation<typeof budgetLedger>(LEDGER_WORKFLOW_TYPE, startOptions),
       }),
     );
   }
 
   reserve(endpoint: BudgetedEndpoint, requestId: string): Promise<ReserveResult> {
     // The settings travel with each reservation, so a running ledger learns a changed configuration.
-    return this.update<ReserveResult>(RESERVE_UPDATE, requestId, {
+    return this.update(reserveUpdate, requestId, {
       endpoint,
       requestId,
       settings: this.options.settings,
@@ -103,11 +99,11 @@ export class TemporalBudgetGate implements BudgetGate {
   }
 
   async release(endpoint: BudgetedEndpoint, requestId: string): Promise<void> {
-    await this.update<void>(RELEASE_UPDATE, `${requestId}/release`, { endpoint, requestId });
+    await this.update(releaseUpdate, `${requestId}/release`, { endpoint, requestId });
   }
 
   async reportDailyLimit(report: DailyLimitReport): Promise<string> {
-    const answer = await this.update<DailyLimitAnswer>(DAILY_LIMIT_UPDATE, `${report.requestId}/429`, report);
+    const answer = await this.update(dailyLimitUpdate, `${report.requestId}/429`, report);
     return answer.blockedUntil;
   }
 
@@ -127,7 +123,7 @@ export async function readLedgerUsage(
   nowMs = Date.now(),
 ): Promise<{ usage: LedgerUsage; ledgerExists: boolean }> {
   try {
-    const current = await client.workflow.getHandle(ledgerWorkflowId(tenant)).query<LedgerUsage>(USAGE_QUERY);
+    const current = await client.workflow.getHandle(ledgerWorkflowId(tenant)).query(usageQuery);
     return { usage: current, ledgerExists: true };
   } catch (err) {
     if (!(err instanceof WorkflowNotFoundError)) throw err;

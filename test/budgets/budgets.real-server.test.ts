@@ -21,14 +21,8 @@ import { createTokenSource } from '../../activities/service/token-source.js';
 import { ServiceCalls } from '../../activities/service-calls.js';
 import { Secret } from '../../temporal.config.js';
 import type { CreateImportJobInput } from '../../workflows/policy/activity-contracts.js';
-import {
-  type BudgetSettings,
-  CLEAR_EXHAUSTED_SIGNAL,
-  EXHAUSTED_SIGNAL,
-  type LedgerUsage,
-  ledgerWorkflowId,
-  USAGE_QUERY,
-} from '../../workflows/policy/budget-contracts.js';
+import { type BudgetSettings, ledgerWorkflowId } from '../../workflows/policy/budget-contracts.js';
+import { clearExhaustedSignal, exhaustedSignal, usageQuery } from '../../workflows/policy/messages.js';
 import { DEMO_TOKENS, type Simulator, startSimulator } from '../simulator/server.js';
 import { failureOf, runActivity } from '../support/activities.js';
 import { createEnvironment } from '../support/temporal-server.js';
@@ -313,9 +307,9 @@ describe('daily budgets on a real Temporal server', () => {
       const budget = gate();
       const ledger = await ledgerOf(budget);
       const until = new Date(Date.now() + 6 * 3_600_000).toISOString();
-      await ledger.signal(EXHAUSTED_SIGNAL, { endpoint: 'submitData', until });
+      await ledger.signal(exhaustedSignal, { endpoint: 'submitData', until });
       expect((await budget.reserve('submitData', 'blocked')).granted).toBe(false);
-      await ledger.signal(CLEAR_EXHAUSTED_SIGNAL, { endpoint: 'submitData' });
+      await ledger.signal(clearExhaustedSignal, { endpoint: 'submitData' });
       expect((await budget.reserve('submitData', 'cleared')).granted).toBe(true);
     });
 
@@ -323,12 +317,12 @@ describe('daily budgets on a real Temporal server', () => {
       const budget = gate();
       const ledger = await ledgerOf(budget);
       const untilMs = Date.now() + 2_000;
-      await ledger.signal(EXHAUSTED_SIGNAL, { endpoint: 'listJobs', until: new Date(untilMs).toISOString() });
-      expect((await ledger.query<LedgerUsage>(USAGE_QUERY)).listJobs.exhaustedUntil).toBeDefined();
+      await ledger.signal(exhaustedSignal, { endpoint: 'listJobs', until: new Date(untilMs).toISOString() });
+      expect((await ledger.query(usageQuery)).listJobs.exhaustedUntil).toBeDefined();
       while (Date.now() <= untilMs + 500) await new Promise((resolve) => setTimeout(resolve, 250));
       for (;;) {
         // The ledger's timer at the block's end is a workflow task away: wait for it, never for a wall clock.
-        const usage = await ledger.query<LedgerUsage>(USAGE_QUERY);
+        const usage = await ledger.query(usageQuery);
         if (usage.listJobs.exhaustedUntil === undefined) break;
         await new Promise((resolve) => setTimeout(resolve, 250));
       }

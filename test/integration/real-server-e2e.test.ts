@@ -18,8 +18,9 @@ import { type LocalS3, S3RVER_CREDENTIALS, startLocalS3 } from '../../worker/dem
 import { runWorker } from '../../worker/run-worker.js';
 import type { importFile } from '../../workflows/import-file.js';
 import type { nightlyImport } from '../../workflows/nightly-import.js';
-import { type LedgerUsage, ledgerWorkflowId, USAGE_QUERY } from '../../workflows/policy/budget-contracts.js';
+import { ledgerWorkflowId } from '../../workflows/policy/budget-contracts.js';
 import type { ImportFileInput } from '../../workflows/policy/import-input.js';
+import { usageQuery } from '../../workflows/policy/messages.js';
 import { DEMO_TOKENS, type Simulator, startSimulator } from '../simulator/server.js';
 import { createEnvironment } from '../support/temporal-server.js';
 
@@ -104,7 +105,7 @@ describe('the worker on a real Temporal server', () => {
     expect(job).toMatchObject({ state: 'completed', uploads: 1, listAction: 'insert' });
     expect(job?.sha256).toBe(createHash('sha256').update(file).digest('hex'));
 
-    const usage = await env.client.workflow.getHandle(ledgerWorkflowId(TENANT)).query<LedgerUsage>(USAGE_QUERY);
+    const usage = await env.client.workflow.getHandle(ledgerWorkflowId(TENANT)).query(usageQuery);
     expect(usage.createJob.used).toBe(result.apiCalls.createJob);
     expect(usage.submitData.used).toBe(result.apiCalls.submitData);
   }, 120_000);

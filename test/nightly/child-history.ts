@@ -4,7 +4,7 @@
  * nightlyImport gives its activities, so a built night records what a real
  * one does. Failed and refused child starts appear in the recorded nights.
  */
-import { LIST_PAGE_SIZE } from '../../workflows/nightly-import.js';
+import { LIST_PAGE_SIZE } from '../../workflows/nightly-run.js';
 import type { ListFeedObjectsResult } from '../../workflows/policy/activity-contracts.js';
 import type { NightlyImportInput } from '../../workflows/policy/nightly.js';
 import {

@@ -8,7 +8,7 @@
  * child ids and inputs, timer durations, continue-as-new input, result).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { CHILD_STARTS_PER_RUN, LIST_PAGE_SIZE } from '../../workflows/nightly-import.js';
+import { CHILD_STARTS_PER_RUN, LIST_PAGE_SIZE } from '../../workflows/nightly-run.js';
 import type { BudgetUsage, FeedObject, ListFeedObjectsResult } from '../../workflows/policy/activity-contracts.js';
 import {
   emptyTally,

@@ -15,8 +15,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WORKFLOWS_SOURCE } from '../../worker/workflow-source.js';
 import type { importFile } from '../../workflows/import-file.js';
 import type { FieldMapping, FieldMappingSet, ImportFileInput } from '../../workflows/policy/import-input.js';
-import { type ImportProgress, PROGRESS_QUERY, RETRY_SIGNAL } from '../../workflows/policy/import-workflow-contract.js';
 import { mappingLockWorkflowId } from '../../workflows/policy/mapping-lock.js';
+import { progressQuery, retrySignal } from '../../workflows/policy/messages.js';
 import { waitFor } from '../support/operator-actions.js';
 import { accountsCsv, type OperatorStack, STACK_BUCKET, startOperatorStack } from '../support/operator-stack.js';
 import { simRequests } from '../support/sim-inspect.js';
@@ -70,7 +70,7 @@ describe('imports sharing a custom source, on a real Temporal server', () => {
       ],
     });
   };
-  const progressOf = (handle: ImportHandle) => handle.query<ImportProgress>(PROGRESS_QUERY);
+  const progressOf = (handle: ImportHandle) => handle.query(progressQuery);
   const mappingPuts = async (sourceId: string) =>
     (await simRequests(stack.sim.baseUrl)).filter(
       (r) => r.endpoint === 'putFieldMappings' && r.path.includes(`/custom-sources/${sourceId}/`),
@@ -117,7 +117,7 @@ describe('imports sharing a custom source, on a real Temporal server', () => {
     expect((await progressOf(loser)).jobId).toBeUndefined();
 
     // The winner released the lock as it ended: the retried import takes it and applies its own set.
-    await loser.signal(RETRY_SIGNAL);
+    await loser.signal(retrySignal);
     await expect(loser.result()).resolves.toMatchObject({ state: 'completed' });
     expect(await mappingPuts(sourceId)).toHaveLength(2);
     expect(stack.sim.fieldMappings(sourceId, 'account')).toEqual(sets[refused]?.mappings);

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signalCommand } from '../../worker/cli/signal-commands.js';
 import type { importFile } from '../../workflows/import-file.js';
 import type { ImportFileInput } from '../../workflows/policy/import-input.js';
-import { type ImportProgress, PROGRESS_QUERY } from '../../workflows/policy/import-workflow-contract.js';
+import { abandonSignal, progressQuery, retrySignal } from '../../workflows/policy/messages.js';
 import { DEMO_TOKENS } from '../simulator/server.js';
 import {
   cliContext,
@@ -90,7 +90,7 @@ describe('operator paths on a real Temporal server', () => {
   }
 
   const awaitingRetry = (handle: ImportHandle) =>
-    waitFor(async () => (await handle.query<ImportProgress>(PROGRESS_QUERY)).awaitingRetry);
+    waitFor(async () => (await handle.query(progressQuery)).awaitingRetry);
 
   /** The service holds exactly one job for the workflow, with the file's exact bytes taken once. */
   async function expectOneJobWithTheFile(workflowId: string, jobId: string, bytes = file): Promise<void> {
@@ -176,14 +176,14 @@ describe('operator paths on a real Temporal server', () => {
 
     const first = await awaitingRetry(handle);
     expect(first).toMatchObject({ step: 'uploadData', failureType: 'Forbidden' });
-    await signalCommand('retry', workflowId, ctx);
+    await signalCommand(retrySignal, workflowId, ctx);
     // The cause was not fixed yet: the step ran again, failed again and waits again.
     const second = await waitFor(async () => {
       const waiting = await awaitingRetry(handle);
       return waiting.since !== first.since ? waiting : undefined;
     });
     expect(second).toMatchObject({ step: 'uploadData', failureType: 'Forbidden' });
-    await signalCommand('retry', workflowId, ctx);
+    await signalCommand(retrySignal, workflowId, ctx);
     const result = await handle.result();
 
     expect(ctx.printed).toEqual([`sent retry to ${workflowId}`, `sent retry to ${workflowId}`]);
@@ -201,7 +201,7 @@ describe('operator paths on a real Temporal server', () => {
     const handle = await start(workflowId, { onFailure: 'await-retry' });
 
     expect(await awaitingRetry(handle)).toMatchObject({ step: 'uploadData', failureType: 'Forbidden' });
-    await signalCommand('abandon', workflowId, ctx);
+    await signalCommand(abandonSignal, workflowId, ctx);
     const failure = await failureOf(handle);
 
     expect(ctx.printed).toEqual([`sent abandon to ${workflowId}`]);

@@ -17,11 +17,8 @@ import { budgetCommand } from '../../worker/cli/budget-command.js';
 import type { importFile } from '../../workflows/import-file.js';
 import { nextResetMs } from '../../workflows/policy/budget-window.js';
 import { BUDGETED_ENDPOINT_NAMES, type BudgetedEndpoint } from '../../workflows/policy/endpoints.js';
-import {
-  type ImportFileResult,
-  type ImportProgress,
-  PROGRESS_QUERY,
-} from '../../workflows/policy/import-workflow-contract.js';
+import type { ImportFileResult } from '../../workflows/policy/import-workflow-contract.js';
+import { progressQuery } from '../../workflows/policy/messages.js';
 import { activityWorkers, cliContext, waitFor } from '../support/operator-actions.js';
 import {
   accountsCsv,
@@ -85,7 +82,7 @@ describe('two worker processes sharing one tenant budget', () => {
       );
       return { kind: 'failed', reason };
     }
-    const progress = await handle.query<ImportProgress>(PROGRESS_QUERY);
+    const progress = await handle.query(progressQuery);
     return progress.waitingForBudgetUntil
       ? { kind: 'waiting-for-budget', until: progress.waitingForBudgetUntil }
       : undefined;

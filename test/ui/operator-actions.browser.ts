@@ -17,7 +17,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { importFile } from '../../workflows/import-file.js';
 import type { ImportFileInput } from '../../workflows/policy/import-input.js';
-import { type ImportProgress, PROGRESS_QUERY, RETRY_SIGNAL } from '../../workflows/policy/import-workflow-contract.js';
+import { progressQuery, retrySignal } from '../../workflows/policy/messages.js';
 import { launchChromium, screenshotter } from './browser.js';
 import { BUCKET, startStack, type UiStack } from './stack.js';
 import { WorkflowPage } from './workflow-page.js';
@@ -102,7 +102,7 @@ describe('operator actions in the Temporal Web UI', () => {
     // The file is not there yet: inspectSource fails with SourceNotFound, which an operator can fix.
     const handle = await start(workflowId, input(key, workflowId, { onFailure: 'await-retry' }));
     const waiting = await until(
-      () => handle.query<ImportProgress>(PROGRESS_QUERY),
+      () => handle.query(progressQuery),
       (p) => p.awaitingRetry !== undefined,
     );
     expect(waiting.awaitingRetry).toMatchObject({ step: 'inspectSource', failureType: 'SourceNotFound' });
@@ -112,7 +112,7 @@ describe('operator actions in the Temporal Web UI', () => {
     await shot(page, 'waiting-for-retry');
 
     await putFile(key); // the cause, fixed
-    const dialog = await ui.openSignalDialog(RETRY_SIGNAL);
+    const dialog = await ui.openSignalDialog(retrySignal.name);
     await shot(page, 'signal-dialog-retry');
     await ui.submit(dialog, 'Submit');
     await page.getByText('Workflow signaled.').first().waitFor();
@@ -127,7 +127,7 @@ describe('operator actions in the Temporal Web UI', () => {
     const signals = (history.events ?? []).filter(
       (e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED,
     );
-    expect(signals.map((e) => e.workflowExecutionSignaledEventAttributes?.signalName)).toEqual([RETRY_SIGNAL]);
+    expect(signals.map((e) => e.workflowExecutionSignaledEventAttributes?.signalName)).toEqual([retrySignal.name]);
     const jobs = await jobsOf(workflowId);
     expect(jobs).toMatchObject([{ id: result.jobId, state: 'completed', uploads: 1, bytesReceived: CSV.length }]);
   });

@@ -18,17 +18,14 @@ import { TemporalBudgetGate } from '../../activities/budget/temporal-gate.js';
 import { loadBudgetSettings } from '../../temporal.config.js';
 import {
   type BudgetSettings,
-  EXHAUSTED_SIGNAL,
   type LedgerInput,
-  type LedgerUsage,
   ledgerWorkflowId,
-  RESERVE_UPDATE,
   type ReserveRequest,
   type ReserveResult,
-  USAGE_QUERY,
 } from '../../workflows/policy/budget-contracts.js';
 import { nextResetMs } from '../../workflows/policy/budget-window.js';
 import type { BudgetedEndpoint } from '../../workflows/policy/endpoints.js';
+import { exhaustedSignal, reserveUpdate, usageQuery } from '../../workflows/policy/messages.js';
 import { createEnvironment } from '../support/temporal-server.js';
 import { bundleWorkflows, createEnvironmentSuggestingContinueAsNewAt } from './real-server-harness.js';
 import { recordHistory } from './recorded-histories.js';
@@ -108,8 +105,7 @@ describe('budget ledger on the dev server', () => {
     expect(await gate.reserve('createJob', 'wf/1/1')).toEqual(first);
     // A retried activity with a new update id: the ledger remembers the requestId.
     const handle = env.client.workflow.getHandle(ledgerWorkflowId(tenant));
-    const reserve = (request: ReserveRequest) =>
-      handle.executeUpdate<ReserveResult, [ReserveRequest]>(RESERVE_UPDATE, { args: [request] });
+    const reserve = (request: ReserveRequest) => handle.executeUpdate(reserveUpdate, { args: [request] });
     expect(await reserve({ endpoint: 'createJob', requestId: 'wf/1/1' })).toEqual(first);
     await expect(
       reserve({ endpoint: 'getFieldMappings' as BudgetedEndpoint, requestId: 'wf/1/2' }),
@@ -117,7 +113,7 @@ describe('budget ledger on the dev server', () => {
     // The service said 429 with a Retry-After of an hour: nothing is granted on that endpoint until then.
     const until = await gate.reportDailyLimit({ endpoint: 'submitData', requestId: 'wf/1/3', retryAfterMs: 3_600_000 });
     expect(await gate.reserve('submitData', 'wf/1/4')).toEqual({ granted: false, resetsAt: until });
-    const usage = await handle.query<LedgerUsage>(USAGE_QUERY);
+    const usage = await handle.query(usageQuery);
     expect(usage.createJob).toMatchObject({ used: 1, limit: 1200, remaining: 1199 });
     expect(usage.submitData).toMatchObject({ used: 0, exhaustedUntil: until });
     await record('ledger-reserve-and-exhausted', 'ledger: grants, duplicates, rejection, exhausted', handle.workflowId);
@@ -130,11 +126,11 @@ describe('budget ledger on the dev server', () => {
     const workflowId = ledgerWorkflowId(tenant);
     expect(await gate.reserve('createJob', 'before-reset')).toEqual({ granted: true, remaining: 1199 });
     const until = new Date(soon.resetAtMs).toISOString();
-    await env.client.workflow.getHandle(workflowId).signal(EXHAUSTED_SIGNAL, { endpoint: 'jobStatus', until });
+    await env.client.workflow.getHandle(workflowId).signal(exhaustedSignal, { endpoint: 'jobStatus', until });
     const firstRunId = await currentRunId(workflowId);
     const nextRunId = await nextRunAfter(workflowId, firstRunId);
 
-    const usage = await env.client.workflow.getHandle(workflowId).query<LedgerUsage>(USAGE_QUERY);
+    const usage = await env.client.workflow.getHandle(workflowId).query(usageQuery);
     expect(usage.createJob).toMatchObject({ used: 0, remaining: 1200 });
     expect(Date.parse(usage.createJob.resetsAt)).toBe(soon.resetAtMs + DAY_MS);
     // The exhaustion ended at the reset: the new window grants the endpoint again.
@@ -182,7 +178,7 @@ describe('budget ledger on the dev server', () => {
     const [carried] = continued?.input?.payloads?.map((p) => defaultPayloadConverter.fromPayload(p)) ?? [];
     expect((carried as LedgerInput).state?.used.createJob ?? 0).toBe(answeredAfterReset);
 
-    const usage = await env.client.workflow.getHandle(workflowId).query<LedgerUsage>(USAGE_QUERY);
+    const usage = await env.client.workflow.getHandle(workflowId).query(usageQuery);
     // In the last second before the reset the ledger refuses, naming the reset; nothing refused is counted.
     const refusals = answers.filter((a) => !a.granted);
     expect(refusals.every((a) => a.resetsAt === new Date(soon.resetAtMs).toISOString())).toBe(true);
@@ -249,14 +245,12 @@ describe('budget ledger on a dev server that suggests continue-as-new early', ()
     expect((await firstRun.fetchHistory()).events?.length).toBeLessThan(2 * SUGGEST_CONTINUE_AS_NEW_AT);
 
     // The next run counts on from the grants of the first: one countdown, no gap, no repeat.
-    const usage = await env.client.workflow.getHandle(workflowId).query<LedgerUsage>(USAGE_QUERY);
+    const usage = await env.client.workflow.getHandle(workflowId).query(usageQuery);
     expect(usage.createJob.used).toBe(answers.length);
     expect(answers.map((a) => (a.granted ? a.remaining : -1))).toEqual(answers.map((_, i) => 1199 - i));
     // A retried reservation from before the hand-over is still answered from memory, not counted again.
     expect(await gate.reserve('createJob', 'r/0')).toEqual(answers[0]);
-    expect((await env.client.workflow.getHandle(workflowId).query<LedgerUsage>(USAGE_QUERY)).createJob.used).toBe(
-      answers.length,
-    );
+    expect((await env.client.workflow.getHandle(workflowId).query(usageQuery)).createJob.used).toBe(answers.length);
 
     await recordHistory(env.client, {
       name: 'ledger-continue-as-new-suggested-first-run',

@@ -21,6 +21,7 @@ import {
   type LedgerState,
   type ReserveResult,
 } from '../../workflows/policy/budget-contracts.js';
+import { reserveUpdate } from '../../workflows/policy/messages.js';
 import { type History, HistoryBuilder } from './history-builder.js';
 import { asHistoryHoldsIt, bundleForReplay, recordOfHistory, replay } from './replay.js';
 
@@ -54,7 +55,7 @@ async function replayBuilt(history: History) {
 /** A ledger started by update-with-start, as TemporalBudgetGate starts it: the first task grants and sets the window timer. */
 function ledgerStartedBy(requestId: string, grant: ReserveResult, startInput: LedgerInput = input) {
   const h = new HistoryBuilder({ workflowType: 'budgetLedger', args: [startInput], startTime: START });
-  const first = h.acceptUpdate('reserve', [{ endpoint: 'jobStatus', requestId }], requestId);
+  const first = h.acceptUpdate(reserveUpdate.name, [{ endpoint: 'jobStatus', requestId }], requestId);
   const windowTimer = h.startTimer(MIDNIGHT_MS - h.workflowClock);
   h.completeUpdate(first, grant);
   return { h, windowTimer };
@@ -80,10 +81,10 @@ describe('budgetLedger replays of built histories', () => {
     const { h, windowTimer } = ledgerStartedBy('wf-0/1/1', grant('wf-0/1/1'), startInput);
     for (let n = 1; h.length + 2 <= threshold; n++) {
       const requestId = `wf-${n}/1/1`;
-      h.update('reserve', [{ endpoint: 'jobStatus', requestId }], grant(requestId), requestId);
+      h.update(reserveUpdate.name, [{ endpoint: 'jobStatus', requestId }], grant(requestId), requestId);
     }
     // The workflow task that takes the history past the limit ends the run.
-    h.update('reserve', [{ endpoint: 'jobStatus', requestId: 'last' }], grant('last'), 'last');
+    h.update(reserveUpdate.name, [{ endpoint: 'jobStatus', requestId: 'last' }], grant('last'), 'last');
     h.cancelTimer(windowTimer);
     const carried = state({ used: { jobStatus: grants.length }, answered: Object.fromEntries(grants) });
     // The next run always gets today's threshold.

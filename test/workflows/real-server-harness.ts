@@ -19,7 +19,8 @@ import type { importFile } from '../../workflows/import-file.js';
 import type { AllActivities } from '../../workflows/policy/activity-contracts.js';
 import { pollTaskQueue, uploadTaskQueue } from '../../workflows/policy/budget-contracts.js';
 import type { ImportFileInput } from '../../workflows/policy/import-input.js';
-import { type ImportProgress, PROGRESS_QUERY } from '../../workflows/policy/import-workflow-contract.js';
+import type { ImportProgress } from '../../workflows/policy/import-workflow-contract.js';
+import { progressQuery } from '../../workflows/policy/messages.js';
 import type { FailureSpec } from './history-builder.js';
 import { importInput, inspected, jobCompleted, jobCreated, mappingsApplied, uploaded } from './import-fixtures.js';
 
@@ -143,7 +144,7 @@ export async function progressWhen(
   ready: (p: ImportProgress) => boolean,
 ): Promise<ImportProgress> {
   for (;;) {
-    const progress = await handle.query<ImportProgress>(PROGRESS_QUERY);
+    const progress = await handle.query(progressQuery);
     if (ready(progress)) return progress;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }

@@ -35,8 +35,8 @@ import type {
 } from '../../workflows/policy/activity-contracts.js';
 import { pollTaskQueue, uploadTaskQueue } from '../../workflows/policy/budget-contracts.js';
 import type { ImportFileInput } from '../../workflows/policy/import-input.js';
-import { ABANDON_SIGNAL, RETRY_SIGNAL } from '../../workflows/policy/import-workflow-contract.js';
 import { executionJobScope, jobKeyFor } from '../../workflows/policy/job-key.js';
+import { abandonSignal, retrySignal } from '../../workflows/policy/messages.js';
 import { budgetWith } from '../service-activities/environment.js';
 import { DEMO_TOKENS, startSimulator } from '../simulator/server.js';
 import { createEnvironment, createTimeSkippingEnvironment } from '../support/temporal-server.js';
@@ -183,7 +183,7 @@ describe('importFile on the dev server', () => {
       const waiting = await progressWhen(handle, (p) => p.awaitingRetry !== undefined);
       expect(waiting.awaitingRetry).toMatchObject({ step: 'uploadData', failureType: 'Forbidden' });
       expect(waiting.lastError).toEqual({ step: 'uploadData', type: 'Forbidden', message: 'no import permission' });
-      await handle.signal(RETRY_SIGNAL);
+      await handle.signal(retrySignal);
       const result = await handle.result();
       await ctx.record('import-await-retry-retried', handle);
       return result;
@@ -203,7 +203,7 @@ describe('importFile on the dev server', () => {
         if (attempts > 1) return activities.uploadData(input);
         // The operator saw the step fail in `status` and sent retry before the workflow began to wait.
         const workflowId = Context.current().info.workflowExecution?.workflowId ?? '';
-        await ctx.harness.env.client.workflow.getHandle(workflowId).signal(RETRY_SIGNAL);
+        await ctx.harness.env.client.workflow.getHandle(workflowId).signal(retrySignal);
         throw ApplicationFailure.create({ type: 'Forbidden', message: 'no import permission', nonRetryable: true });
       },
     };
@@ -263,7 +263,7 @@ describe('importFile on the dev server', () => {
     const result = await ctx.harness.withWorkers(activities, async (taskQueue) => {
       const handle = await ctx.harness.startImport(taskQueue, awaitingRetry);
       await progressWhen(handle, (p) => p.awaitingRetry !== undefined);
-      await handle.signal(RETRY_SIGNAL);
+      await handle.signal(retrySignal);
       const result = await handle.result();
       await ctx.record('import-source-changed-retried', handle);
       return result;
@@ -283,7 +283,7 @@ describe('importFile on the dev server', () => {
     const cause = await ctx.harness.withWorkers(activities, async (taskQueue) => {
       const handle = await ctx.harness.startImport(taskQueue, awaitingRetry);
       await progressWhen(handle, (p) => p.awaitingRetry !== undefined);
-      await handle.signal(ABANDON_SIGNAL);
+      await handle.signal(abandonSignal);
       const cause = await workflowFailureOf(handle.result());
       await ctx.record('import-await-retry-abandoned', handle);
       return cause;

@@ -6,7 +6,8 @@
 import type { WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { UploadProgress } from '../../workflows/policy/activity-contracts.js';
-import { type ImportProgress, PROGRESS_QUERY } from '../../workflows/policy/import-workflow-contract.js';
+import type { ImportProgress } from '../../workflows/policy/import-workflow-contract.js';
+import { progressQuery } from '../../workflows/policy/messages.js';
 
 const UPLOAD_ACTIVITY = 'uploadData';
 
@@ -54,7 +55,7 @@ export function retryingStepsOf(description: Pick<WorkflowExecutionDescription, 
 /** The progress query's answer, or undefined while no worker answers (not started yet, or none running). */
 export async function queryProgress(handle: WorkflowHandle): Promise<ImportProgress | undefined> {
   try {
-    return await handle.query<ImportProgress>(PROGRESS_QUERY);
+    return await handle.query(progressQuery);
   } catch {
     return undefined;
   }

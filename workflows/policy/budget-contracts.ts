@@ -1,21 +1,12 @@
 /**
  * The contract of the budget ledger entity workflow (one per tenant), shared by
- * the workflow that implements it and the activity-side gate that calls it.
+ * the workflow that implements it and the activity-side gate that calls it
+ * (its Updates, Signals and Query are defined in messages.ts).
  */
 import type { EndpointUsage } from './activity-contracts.js';
 import type { BudgetedEndpoint } from './endpoints.js';
 
 export const LEDGER_WORKFLOW_TYPE = 'budgetLedger';
-export const RESERVE_UPDATE = 'reserve';
-/** Gives back a grant whose call never reached the service (refused connection, DNS failure). */
-export const RELEASE_UPDATE = 'release';
-/** A worker's report of the service's daily-limit 429; answers how long the endpoint stays blocked. */
-export const DAILY_LIMIT_UPDATE = 'dailyLimitReached';
-/** An operator's block of one endpoint until an instant (a later block than one already known wins). */
-export const EXHAUSTED_SIGNAL = 'exhausted';
-/** An operator's way out of a block set by mistake: `{ endpoint }` clears one endpoint, `{}` all of them. */
-export const CLEAR_EXHAUSTED_SIGNAL = 'clearExhausted';
-export const USAGE_QUERY = 'usage';
 
 export function ledgerWorkflowId(tenant: string): string {
   return `budget-ledger-${tenant}`;

@@ -1,16 +1,10 @@
 /**
  * What the importFile workflow exposes to its callers (CLI, schedules, parent
- * workflows): the result, the progress query, the operator signals and the
- * defaults it applies. Types and constants only, so callers need not import
- * workflow code.
+ * workflows): the result, the progress query's answer and the defaults it
+ * applies (its messages are in messages.ts). Types and constants only, so
+ * callers need not import workflow code.
  */
 import type { ApiCallCounts } from './endpoints.js';
-
-export const PROGRESS_QUERY = 'progress';
-/** Re-runs the step that failed, after an operator fixed the cause (onFailure 'await-retry'). */
-export const RETRY_SIGNAL = 'retry';
-/** Gives up on a failed step: the workflow fails with the step's error. */
-export const ABANDON_SIGNAL = 'abandon';
 
 export const DEFAULT_JOB_TIMEOUT_MS = 24 * 60 * 60 * 1000;
 export const DEFAULT_AWAIT_RETRY_TIMEOUT_MS = 7 * 24 * 60 * 60 * 1000;

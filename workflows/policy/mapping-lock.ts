@@ -12,9 +12,6 @@ import type { FieldMapping, MappingObjectType } from './import-input.js';
 import { fnv1a64 } from './job-key.js';
 
 export const MAPPING_LOCK_WORKFLOW_TYPE = 'mappingLock';
-export const ACQUIRE_MAPPING_LOCK_UPDATE = 'acquire';
-export const RELEASE_MAPPING_LOCK_SIGNAL = 'release';
-export const MAPPING_LOCK_HOLDERS_QUERY = 'holders';
 
 /** One lock per custom source and object type: sourceId is digits and objectType a word, so the id is readable. */
 export function mappingLockWorkflowId(sourceId: string, objectType: MappingObjectType): string {

@@ -1,0 +1,267 @@
+/**
+ * One importFile run's state and how each of its steps runs, so that
+ * import-file.ts reads as the steps in order.
+ *
+ * The run owns what the `progress` query shows, the operator's `retry` and
+ * `abandon` signals, the time each step took and the calls it made. `step()`
+ * runs one step until it succeeds: a spent daily budget is a durable wait
+ * until the window resets, then the step runs again; a failure an operator
+ * can fix waits for a signal when the input asks for it (`onFailure:
+ * 'await-retry'`); anything else fails the import.
+ */
+import {
+  ApplicationFailure,
+  condition,
+  isCancellation,
+  log,
+  patched,
+  proxyActivities,
+  setHandler,
+  sleep,
+  type WorkflowInfo,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { ImportActivities, InspectSourceResult } from './policy/activity-contracts.js';
+import { pollTaskQueue, uploadTaskQueue } from './policy/budget-contracts.js';
+import { type ApiCallCounts, addApiCalls } from './policy/endpoints.js';
+import { budgetWaitOf, classifyFailure, failureMessageOf, failureTypeOf } from './policy/failure-classification.js';
+import type { ImportFileInput, OnFailureMode } from './policy/import-input.js';
+import {
+  DEFAULT_AWAIT_RETRY_TIMEOUT_MS,
+  DEFAULT_JOB_TIMEOUT_MS,
+  type ImportFileResult,
+  type ImportPhase,
+  type ImportProgress,
+  type ImportStep,
+} from './policy/import-workflow-contract.js';
+import { fnv1a64 } from './policy/job-key.js';
+import { abandonSignal, progressQuery, retrySignal } from './policy/messages.js';
+import { activityOptionsFor, type StepOptionsContext } from './policy/retry-policies.js';
+
+/** Workflows released by the same reset are spread over this span so they do not all call at once. */
+const BUDGET_WAIT_JITTER_MS = 60_000;
+/** A floor on each budget wait, so that a reset instant already in the past cannot spin. */
+const MIN_BUDGET_WAIT_MS = 60_000;
+/** When a budget failure names no reset instant, look again after this long. */
+const UNKNOWN_RESET_WAIT_MS = 60 * 60 * 1000;
+
+/** Runs with this marker keep an operator signal that arrives before the step starts waiting for it. */
+const KEEP_EARLY_OPERATOR_SIGNALS_PATCH = 'import-keeps-early-operator-signals';
+
+const PHASE_OF_STEP: Record<ImportStep, ImportPhase> = {
+  inspectSource: 'inspecting',
+  applyFieldMappings: 'applying-mappings',
+  createImportJob: 'creating-job',
+  uploadData: 'uploading',
+  awaitJobCompletion: 'awaiting-completion',
+};
+
+/** What a step's call knows about why it runs again. */
+export interface Rerun {
+  /** 0 on the first run. */
+  run: number;
+  /** The failure type that made the previous run end, if any. */
+  afterFailureType?: string;
+}
+
+/** Where a step's clocks stood when it started. */
+interface StepStart {
+  atMs: number;
+  budgetWaitMs: number;
+  timedMs: number;
+}
+
+export class ImportRun {
+  readonly info: WorkflowInfo = workflowInfo();
+  readonly progress: ImportProgress;
+  private readonly onFailure: OnFailureMode;
+  private readonly awaitRetryTimeoutMs: number;
+  private readonly stepContext: StepOptionsContext;
+  private readonly budgetJitterMs: number;
+  private inspected?: InspectSourceResult;
+  private readonly apiCalls: ApiCallCounts = {};
+  private budgetWaitMs = 0;
+  /** Workflow time of each step, budget waits and steps run inside it left out. */
+  private readonly stepMs: Record<ImportStep, number> = {
+    inspectSource: 0,
+    applyFieldMappings: 0,
+    createImportJob: 0,
+    uploadData: 0,
+    awaitJobCompletion: 0,
+  };
+  /** The sum of stepMs, so a step can leave out the steps run inside it. */
+  private timedMs = 0;
+  private keepsEarlySignals = false;
+  private retryRequested = false;
+  private abandonRequested = false;
+
+  private constructor(readonly input: ImportFileInput) {
+    this.onFailure = input.onFailure ?? 'fail';
+    this.awaitRetryTimeoutMs = input.awaitRetryTimeoutMs ?? DEFAULT_AWAIT_RETRY_TIMEOUT_MS;
+    this.stepContext = {
+      jobTimeoutMs: this.jobTimeoutMs,
+      uploadTaskQueue: uploadTaskQueue(this.info.taskQueue),
+      pollTaskQueue: pollTaskQueue(this.info.taskQueue),
+    };
+    this.budgetJitterMs = Number.parseInt(fnv1a64(this.info.workflowId).slice(-8), 16) % BUDGET_WAIT_JITTER_MS;
+    // Budgets are those of the worker's credential; a tenant named here is only checked against it.
+    const tenant = input.tenant;
+    this.progress = { phase: 'validating', ...(tenant !== undefined ? { tenant } : {}) };
+  }
+
+  /** A run of a validated, normalised input, answering its query and signals from now on. */
+  static start(input: ImportFileInput): ImportRun {
+    const run = new ImportRun(input);
+    run.answerMessages();
+    return run;
+  }
+
+  get jobTimeoutMs(): number {
+    return this.input.jobTimeoutMs ?? DEFAULT_JOB_TIMEOUT_MS;
+  }
+
+  /** The file as last inspected: a file replaced after a failure is inspected again before it is sent. */
+  get source(): InspectSourceResult {
+    if (!this.inspected) throw new Error('importFile: the source is read before inspectSource ran');
+    return this.inspected;
+  }
+
+  activitiesFor(step: ImportStep): ImportActivities {
+    return proxyActivities<ImportActivities>(activityOptionsFor(step, this.stepContext));
+  }
+
+  sourceInspected(source: InspectSourceResult): void {
+    this.countCalls(source.apiCalls);
+    this.inspected = source;
+    this.progress.totalBytes = source.sizeBytes;
+  }
+
+  countCalls(calls: ApiCallCounts | undefined): void {
+    addApiCalls(this.apiCalls, calls);
+  }
+
+  /** Runs one step until it succeeds: budget waits and operator retries re-run it; anything else fails the import. */
+  async step<T>(step: ImportStep, call: (rerun: Rerun) => Promise<T>): Promise<T> {
+    this.progress.phase = PHASE_OF_STEP[step];
+    const start: StepStart = { atMs: Date.now(), budgetWaitMs: this.budgetWaitMs, timedMs: this.timedMs };
+    let rerun: Rerun = { run: 0 };
+    for (;;) {
+      try {
+        const value = await call(rerun);
+        this.succeeded(step, start);
+        return value;
+      } catch (err) {
+        if (isCancellation(err)) throw err;
+        rerun = { run: rerun.run + 1, afterFailureType: await this.recover(step, err) };
+      }
+    }
+  }
+
+  /** Marks the run completed and reports it. */
+  result(job: { jobId: string; reused: boolean }, uploadSkipped: boolean): ImportFileResult {
+    this.progress.phase = 'completed';
+    const seconds = (ms: number) => ms / 1000;
+    return {
+      jobId: job.jobId,
+      state: 'completed',
+      bytes: this.source.sizeBytes,
+      etag: this.source.etag,
+      seconds: {
+        inspect: seconds(this.stepMs.inspectSource),
+        mappings: seconds(this.stepMs.applyFieldMappings),
+        createJob: seconds(this.stepMs.createImportJob),
+        upload: seconds(this.stepMs.uploadData),
+        awaitCompletion: seconds(this.stepMs.awaitJobCompletion),
+        waitingForBudget: seconds(this.budgetWaitMs),
+      },
+      apiCalls: this.apiCalls,
+      jobReused: job.reused,
+      uploadSkipped,
+    };
+  }
+
+  private answerMessages(): void {
+    setHandler(progressQuery, () => this.progress);
+    // A signal sent while the failing step still runs (an operator who saw its
+    // retries in `status`) is kept for the operator wait that follows; a step that
+    // succeeds drops it. Runs recorded before this keep ignoring such signals.
+    this.keepsEarlySignals = patched(KEEP_EARLY_OPERATOR_SIGNALS_PATCH);
+    setHandler(retrySignal, () => {
+      if (this.progress.awaitingRetry || this.keepsEarlySignals) this.retryRequested = true;
+      else log.warn('retry signal ignored: no step is waiting for one');
+    });
+    setHandler(abandonSignal, () => {
+      if (this.progress.awaitingRetry || this.keepsEarlySignals) this.abandonRequested = true;
+      else log.warn('abandon signal ignored: no step is waiting for one');
+    });
+  }
+
+  private succeeded(step: ImportStep, start: StepStart): void {
+    this.progress.lastError = undefined;
+    if (this.keepsEarlySignals) this.dropOperatorSignals();
+    const ms = Date.now() - start.atMs - (this.budgetWaitMs - start.budgetWaitMs);
+    // A step run inside this one (inspectSource inside uploadData) has counted its own time.
+    const ownMs = ms - (this.timedMs - start.timedMs);
+    this.stepMs[step] += ownMs;
+    this.timedMs += ownMs;
+  }
+
+  /** Waits out a failure the step may recover from and answers its type; throws the import's failure otherwise. */
+  private async recover(step: ImportStep, err: unknown): Promise<string> {
+    const type = failureTypeOf(err) ?? 'Unknown';
+    const kind = classifyFailure(err);
+    if (kind === 'budget-wait') {
+      await this.waitForBudget(err);
+      return type;
+    }
+    const message = failureMessageOf(err);
+    this.progress.lastError = { step, type, message };
+    if (kind !== 'operator-fixable' || this.onFailure !== 'await-retry') throw this.stepFailure(step, type, message);
+    await this.awaitOperator(step, type, message);
+    return type;
+  }
+
+  private async waitForBudget(err: unknown): Promise<void> {
+    const now = Date.now();
+    const wait = budgetWaitOf(err, now + UNKNOWN_RESET_WAIT_MS);
+    const resetMs = wait ? Date.parse(wait.resetsAt) : now + UNKNOWN_RESET_WAIT_MS;
+    const untilMs = Math.max(resetMs + this.budgetJitterMs, now + MIN_BUDGET_WAIT_MS);
+    this.progress.waitingForBudgetUntil = new Date(untilMs).toISOString();
+    log.info(
+      `daily budget of ${wait?.endpoint ?? 'an endpoint'} is spent; waiting until ${this.progress.waitingForBudgetUntil}`,
+    );
+    await sleep(untilMs - now);
+    this.budgetWaitMs += Date.now() - now;
+    this.progress.waitingForBudgetUntil = undefined;
+  }
+
+  private async awaitOperator(step: ImportStep, type: string, message: string): Promise<void> {
+    if (!this.keepsEarlySignals) this.dropOperatorSignals();
+    const since = Date.now();
+    this.progress.awaitingRetry = {
+      step,
+      failureType: type,
+      failure: message,
+      since: new Date(since).toISOString(),
+      until: new Date(since + this.awaitRetryTimeoutMs).toISOString(),
+    };
+    const signalled = await condition(() => this.retryRequested || this.abandonRequested, this.awaitRetryTimeoutMs);
+    this.progress.awaitingRetry = undefined;
+    const abandoned = this.abandonRequested;
+    this.dropOperatorSignals();
+    if (!signalled) {
+      throw this.stepFailure(step, type, `${message} (no retry signal within ${this.awaitRetryTimeoutMs} ms)`);
+    }
+    if (abandoned) throw this.stepFailure(step, type, `${message} (abandoned by the operator)`);
+  }
+
+  private dropOperatorSignals(): void {
+    this.retryRequested = false;
+    this.abandonRequested = false;
+  }
+
+  private stepFailure(step: ImportStep, type: string, message: string): ApplicationFailure {
+    this.progress.phase = 'failed';
+    return ApplicationFailure.create({ message: `${step} failed (${type}): ${message}`, type, nonRetryable: true });
+  }
+}
