@@ -11,11 +11,11 @@ export default defineConfig({
   test: {
     ...base.test,
     include: [
-      'test/config/*.test.ts',
+      'test/activities/csv/*.test.ts',
+      'test/worker/cli/{import-progress,schedules-plan,start-input}.test.ts',
+      'test/worker/config/*.test.ts',
       'test/workflows/*.test.ts',
-      'test/nightly/nightly-policy.test.ts',
-      'test/cli/{import-progress,schedules-plan,start-input}.test.ts',
-      'test/upload/header-row.test.ts',
+      'test/workflows/contracts/*.test.ts',
     ],
     // Same folders, but they bundle or replay workflows in the sandbox, or start a server.
     exclude: ['**/*.replay.test.ts', '**/*real-server*.test.ts', 'test/workflows/bundle.test.ts'],

@@ -8,9 +8,9 @@
  */
 import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { ApplyFieldMappingsInput, ApplyFieldMappingsResult } from '../workflows/policy/activity-contracts.js';
-import type { FieldMapping, MappingObjectType } from '../workflows/policy/import-input.js';
-import { mappingSetKey } from '../workflows/policy/mapping-lock.js';
+import type { ApplyFieldMappingsInput, ApplyFieldMappingsResult } from '../workflows/contracts/activities.js';
+import type { FieldMapping, MappingObjectType } from '../workflows/contracts/import-input.js';
+import { mappingSetKey } from '../workflows/contracts/mapping-lock.js';
 import { failure } from './failures.js';
 import type { MappingLocks } from './mapping-lock.js';
 import type { CallOptions } from './service/types.js';

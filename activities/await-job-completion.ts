@@ -14,8 +14,8 @@ import type {
   AwaitJobCompletionInput,
   AwaitJobCompletionResult,
   PollProgress,
-} from '../workflows/policy/activity-contracts.js';
-import { pollDelayMs } from '../workflows/policy/poll-schedule.js';
+} from '../workflows/contracts/activities.js';
+import { pollDelayMs } from '../workflows/poll-schedule.js';
 import { failure } from './failures.js';
 import { knownJobState, unexpectedJobState } from './job-state.js';
 import type { CallOptions, ImportJob } from './service/types.js';

@@ -28,8 +28,8 @@ import type {
   CreateImportJobInput,
   CreateImportJobResult,
   JobLookupProgress,
-} from '../workflows/policy/activity-contracts.js';
-import { jobNameHasKey, jobNameWithKey } from '../workflows/policy/job-key.js';
+} from '../workflows/contracts/activities.js';
+import { jobNameHasKey, jobNameWithKey } from '../workflows/contracts/job-key.js';
 import type {
   CallOptions,
   CreateImportJobBody,

@@ -5,7 +5,11 @@
  * No original error is attached as a cause: only our own secret-free fields travel.
  */
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import { type BudgetWaitDetails, type FailureType, isRetryableByDefault } from '../workflows/policy/failure-types.js';
+import {
+  type BudgetWaitDetails,
+  type FailureType,
+  isRetryableByDefault,
+} from '../workflows/contracts/failure-types.js';
 import { RateLimited, ServiceError, Unauthorized, UnusableResponse } from './service/errors.js';
 
 /** An unusable answer may be a passing glitch of the service; after this many attempts it is a failure. */

@@ -8,8 +8,8 @@
  * no service call; the reference reads are cached per worker and counted
  * against the metadata budgets.
  */
-import type { InspectSourceInput, InspectSourceResult } from '../workflows/policy/activity-contracts.js';
-import type { EntityType } from '../workflows/policy/import-input.js';
+import type { InspectSourceInput, InspectSourceResult } from '../workflows/contracts/activities.js';
+import type { EntityType } from '../workflows/contracts/import-input.js';
 import { HeaderRowError, parseHeaderRow } from './csv/header-row.js';
 import { labelKey, missingLabels, REQUIRED_HEADER_LABELS } from './csv/required-labels.js';
 import { failure } from './failures.js';

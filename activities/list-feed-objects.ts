@@ -3,8 +3,8 @@
  * feed's key pattern. The workflow pages through with the continuation token,
  * so no run ever holds a whole bucket listing.
  */
-import type { ListFeedObjectsInput, ListFeedObjectsResult } from '../workflows/policy/activity-contracts.js';
-import { normaliseEtag } from '../workflows/policy/nightly.js';
+import type { ListFeedObjectsInput, ListFeedObjectsResult } from '../workflows/contracts/activities.js';
+import { normaliseEtag } from '../workflows/contracts/nightly.js';
 import { failure } from './failures.js';
 import { SourceObjectMissing } from './s3/errors.js';
 import type { S3Source } from './s3/source.js';

@@ -6,16 +6,16 @@
  * harmless (it keeps one entry).
  */
 import { type Client, WithStartWorkflowOperation } from '@temporalio/client';
-import type { mappingLock } from '../workflows/mapping-lock.js';
-import type { MappingObjectType } from '../workflows/policy/import-input.js';
+import type { MappingObjectType } from '../workflows/contracts/import-input.js';
 import {
   type AcquireMappingLockAnswer,
   type AcquireMappingLockRequest,
   MAPPING_LOCK_WORKFLOW_TYPE,
   type MappingLockInput,
   mappingLockWorkflowId,
-} from '../workflows/policy/mapping-lock.js';
-import { acquireMappingLockUpdate } from '../workflows/policy/messages.js';
+} from '../workflows/contracts/mapping-lock.js';
+import { acquireMappingLockUpdate } from '../workflows/contracts/messages.js';
+import type { mappingLock } from '../workflows/mapping-lock.js';
 
 export interface MappingLocks {
   acquire(

@@ -6,7 +6,7 @@
  * objects does not flood the frontend.
  */
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
-import type { ImportState, ReadImportStatesInput } from '../workflows/policy/activity-contracts.js';
+import type { ImportState, ReadImportStatesInput } from '../workflows/contracts/activities.js';
 
 export interface WorkflowStatuses {
   /** The status name of the latest run with this id (e.g. RUNNING, COMPLETED), or undefined when none exists. */

@@ -13,7 +13,7 @@ import {
   type BudgetedEndpoint,
   isBudgetedEndpoint,
   type ServiceEndpoint,
-} from '../workflows/policy/endpoints.js';
+} from '../workflows/contracts/endpoints.js';
 import type { BudgetGate } from './budget/gate.js';
 import { budgetWaitFailure, failure, toApplicationFailure } from './failures.js';
 import { RateLimited, ServiceError } from './service/errors.js';

@@ -23,7 +23,7 @@
 import type { Readable } from 'node:stream';
 import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { UploadDataInput, UploadDataResult, UploadProgress } from '../workflows/policy/activity-contracts.js';
+import type { UploadDataInput, UploadDataResult, UploadProgress } from '../workflows/contracts/activities.js';
 import type { BudgetGate } from './budget/gate.js';
 import { failure } from './failures.js';
 import { knownJobState, unexpectedJobState } from './job-state.js';

@@ -23,19 +23,6 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { LedgerActivities, WindowSpend } from './policy/activity-contracts.js';
-import {
-  type BudgetSettings,
-  type ClearExhaustedSignal,
-  type DailyLimitAnswer,
-  type DailyLimitReport,
-  type ExhaustedSignal,
-  LEDGER_MAX_HISTORY_EVENTS,
-  type LedgerInput,
-  type LedgerState,
-  type ReserveRequest,
-  type ReserveResult,
-} from './policy/budget-contracts.js';
 import {
   clearExhausted,
   clearExhaustedSignalProblem,
@@ -53,7 +40,20 @@ import {
   stricterSettings,
   usage,
   windowEndMs,
-} from './policy/budget-ledger-state.js';
+} from './budget-ledger-state.js';
+import type { LedgerActivities, WindowSpend } from './contracts/activities.js';
+import {
+  type BudgetSettings,
+  type ClearExhaustedSignal,
+  type DailyLimitAnswer,
+  type DailyLimitReport,
+  type ExhaustedSignal,
+  LEDGER_MAX_HISTORY_EVENTS,
+  type LedgerInput,
+  type LedgerState,
+  type ReserveRequest,
+  type ReserveResult,
+} from './contracts/budget.js';
 import {
   clearExhaustedSignal,
   dailyLimitUpdate,
@@ -61,7 +61,7 @@ import {
   releaseUpdate,
   reserveUpdate,
   usageQuery,
-} from './policy/messages.js';
+} from './contracts/messages.js';
 
 /** What every run started before the threshold travelled in the input used: never change it. */
 const LEGACY_MAX_HISTORY_EVENTS = 2_000;

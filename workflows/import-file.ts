@@ -32,26 +32,26 @@ import {
   patched,
   workflowInfo,
 } from '@temporalio/workflow';
-import { ImportRun, type Rerun } from './import-run.js';
 import type {
   ApplyFieldMappingsResult,
   AwaitJobCompletionResult,
   CreateImportJobResult,
   InspectSourceResult,
   UploadDataResult,
-} from './policy/activity-contracts.js';
+} from './contracts/activities.js';
 import {
   DEFAULT_LIST_ACTION,
   type FieldMappingSet,
   type ImportFileInput,
   importInputProblems,
   normaliseImportInput,
-} from './policy/import-input.js';
-import type { ImportFileResult, ImportProgress } from './policy/import-workflow-contract.js';
-import { executionJobScope, jobKeyFor } from './policy/job-key.js';
-import { mappingLockWorkflowId } from './policy/mapping-lock.js';
-import { releaseMappingLockSignal } from './policy/messages.js';
-import { DEFAULT_POLL_SCHEDULE_MS } from './policy/poll-schedule.js';
+} from './contracts/import-input.js';
+import type { ImportFileResult, ImportProgress } from './contracts/import-workflow.js';
+import { executionJobScope, jobKeyFor } from './contracts/job-key.js';
+import { mappingLockWorkflowId } from './contracts/mapping-lock.js';
+import { releaseMappingLockSignal } from './contracts/messages.js';
+import { ImportRun, type Rerun } from './import-run.js';
+import { DEFAULT_POLL_SCHEDULE_MS } from './poll-schedule.js';
 
 export type { ImportFileInput, ImportFileResult, ImportProgress };
 

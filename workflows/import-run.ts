@@ -21,11 +21,10 @@ import {
   type WorkflowInfo,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { ImportActivities, InspectSourceResult } from './policy/activity-contracts.js';
-import { pollTaskQueue, uploadTaskQueue } from './policy/budget-contracts.js';
-import { type ApiCallCounts, addApiCalls } from './policy/endpoints.js';
-import { budgetWaitOf, classifyFailure, failureMessageOf, failureTypeOf } from './policy/failure-classification.js';
-import type { ImportFileInput, OnFailureMode } from './policy/import-input.js';
+import type { ImportActivities, InspectSourceResult } from './contracts/activities.js';
+import { pollTaskQueue, uploadTaskQueue } from './contracts/budget.js';
+import { type ApiCallCounts, addApiCalls } from './contracts/endpoints.js';
+import type { ImportFileInput, OnFailureMode } from './contracts/import-input.js';
 import {
   DEFAULT_AWAIT_RETRY_TIMEOUT_MS,
   DEFAULT_JOB_TIMEOUT_MS,
@@ -33,10 +32,11 @@ import {
   type ImportPhase,
   type ImportProgress,
   type ImportStep,
-} from './policy/import-workflow-contract.js';
-import { fnv1a64 } from './policy/job-key.js';
-import { abandonSignal, progressQuery, retrySignal } from './policy/messages.js';
-import { activityOptionsFor, type StepOptionsContext } from './policy/retry-policies.js';
+} from './contracts/import-workflow.js';
+import { fnv1a64 } from './contracts/job-key.js';
+import { abandonSignal, progressQuery, retrySignal } from './contracts/messages.js';
+import { budgetWaitOf, classifyFailure, failureMessageOf, failureTypeOf } from './failure-classification.js';
+import { activityOptionsFor, type StepOptionsContext } from './retry-policies.js';
 
 /** Workflows released by the same reset are spread over this span so they do not all call at once. */
 const BUDGET_WAIT_JITTER_MS = 60_000;

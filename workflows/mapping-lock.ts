@@ -19,16 +19,11 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { MappingLockActivities } from './policy/activity-contracts.js';
-import {
-  acquireRequestProblem,
-  conflictingHolders,
-  type MappingLockHolder,
-  type MappingLockInput,
-  withHolder,
-} from './policy/mapping-lock.js';
-import { acquireMappingLockUpdate, mappingLockHoldersQuery, releaseMappingLockSignal } from './policy/messages.js';
-import { ACTIVITY_RETRY_POLICY, SHORT_CALL_TIMEOUT_MS } from './policy/retry-policies.js';
+import type { MappingLockActivities } from './contracts/activities.js';
+import type { MappingLockHolder, MappingLockInput } from './contracts/mapping-lock.js';
+import { acquireMappingLockUpdate, mappingLockHoldersQuery, releaseMappingLockSignal } from './contracts/messages.js';
+import { acquireRequestProblem, conflictingHolders, withHolder } from './mapping-lock-policy.js';
+import { ACTIVITY_RETRY_POLICY, SHORT_CALL_TIMEOUT_MS } from './retry-policies.js';
 
 const { readImportStates } = proxyActivities<MappingLockActivities>({
   startToCloseTimeout: SHORT_CALL_TIMEOUT_MS,

@@ -8,8 +8,8 @@
  * The run's state and what it does per object are in nightly-run.ts.
  */
 import { continueAsNew } from '@temporalio/workflow';
+import type { NightlyImportInput, NightlyImportResult } from './contracts/nightly.js';
 import { NightlyRun } from './nightly-run.js';
-import type { NightlyImportInput, NightlyImportResult } from './policy/nightly.js';
 
 export async function nightlyImport(input: NightlyImportInput): Promise<NightlyImportResult> {
   const run = new NightlyRun(input);

@@ -24,20 +24,17 @@ import {
   WorkflowIdReusePolicy,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { FeedObject, ListFeedObjectsResult, NightlyActivities } from './policy/activity-contracts.js';
-import { importInputProblems } from './policy/import-input.js';
+import type { FeedObject, ListFeedObjectsResult, NightlyActivities } from './contracts/activities.js';
+import { importInputProblems } from './contracts/import-input.js';
 import {
-  emptyTally,
   feedObjectWorkflowId,
-  importAllowance,
-  importInputForObject,
   type NightlyFeed,
   type NightlyImportInput,
   type NightlyTally,
   objectImportWorkflowId,
-  recordFailure,
-} from './policy/nightly.js';
-import { ACTIVITY_RETRY_POLICY, SHORT_CALL_TIMEOUT_MS } from './policy/retry-policies.js';
+} from './contracts/nightly.js';
+import { emptyTally, importAllowance, importInputForObject, recordFailure } from './nightly-policy.js';
+import { ACTIVITY_RETRY_POLICY, SHORT_CALL_TIMEOUT_MS } from './retry-policies.js';
 
 const { listFeedObjects, readBudgetUsage, readImportStates } = proxyActivities<NightlyActivities>({
   startToCloseTimeout: SHORT_CALL_TIMEOUT_MS,

@@ -4,8 +4,8 @@
  * token, one ledger). Every budgeted call is reserved first; the ledger (an
  * entity workflow, shared by all workers) says yes or "not before resetsAt".
  */
-import type { DailyLimitReport, LedgerUsage, ReserveResult } from '../../workflows/policy/budget-contracts.js';
-import type { BudgetedEndpoint } from '../../workflows/policy/endpoints.js';
+import type { DailyLimitReport, LedgerUsage, ReserveResult } from '../../workflows/contracts/budget.js';
+import type { BudgetedEndpoint } from '../../workflows/contracts/endpoints.js';
 
 export interface BudgetGate {
   /** The tenant of the worker's credential: every reservation counts against its ledger. */

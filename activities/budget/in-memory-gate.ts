@@ -4,15 +4,15 @@
  * (activity tests); the decisions are the same code the workflow runs.
  */
 import { loadBudgetSettings } from '../../temporal.config.js';
+import { createState, release, reportDailyLimit, reserve, usage } from '../../workflows/budget-ledger-state.js';
 import type {
   BudgetSettings,
   DailyLimitReport,
   LedgerState,
   LedgerUsage,
   ReserveResult,
-} from '../../workflows/policy/budget-contracts.js';
-import { createState, release, reportDailyLimit, reserve, usage } from '../../workflows/policy/budget-ledger-state.js';
-import type { BudgetedEndpoint } from '../../workflows/policy/endpoints.js';
+} from '../../workflows/contracts/budget.js';
+import type { BudgetedEndpoint } from '../../workflows/contracts/endpoints.js';
 import type { BudgetGate } from './gate.js';
 
 /** The configuration's default limits, which are the spec's published ones. */

@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type Client, isGrpcServiceError, WithStartWorkflowOperation, WorkflowNotFoundError } from '@temporalio/client';
 import type { UpdateDefinition } from '@temporalio/common';
 import type { budgetLedger } from '../../workflows/budget-ledger.js';
+import { createState, usage } from '../../workflows/budget-ledger-state.js';
 import {
   type BudgetSettings,
   type DailyLimitReport,
@@ -17,10 +18,9 @@ import {
   type LedgerUsage,
   ledgerWorkflowId,
   type ReserveResult,
-} from '../../workflows/policy/budget-contracts.js';
-import { createState, usage } from '../../workflows/policy/budget-ledger-state.js';
-import type { BudgetedEndpoint } from '../../workflows/policy/endpoints.js';
-import { dailyLimitUpdate, releaseUpdate, reserveUpdate, usageQuery } from '../../workflows/policy/messages.js';
+} from '../../workflows/contracts/budget.js';
+import type { BudgetedEndpoint } from '../../workflows/contracts/endpoints.js';
+import { dailyLimitUpdate, releaseUpdate, reserveUpdate, usageQuery } from '../../workflows/contracts/messages.js';
 import type { BudgetGate } from './gate.js';
 
 export interface TemporalBudgetGateOptions {

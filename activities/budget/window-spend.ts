@@ -9,7 +9,7 @@
  * (bounded) and jobs are told apart by id. The calls are not reserved (the
  * ledger asking is the one that would grant them); they are reported back.
  */
-import type { WindowSpend, WindowSpendInput } from '../../workflows/policy/activity-contracts.js';
+import type { WindowSpend, WindowSpendInput } from '../../workflows/contracts/activities.js';
 import { toApplicationFailure } from '../failures.js';
 import type { ServiceClient } from '../service/client.js';
 

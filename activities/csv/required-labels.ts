@@ -9,7 +9,7 @@
  * one space, and letter case ignored. A file that passes may still be failed
  * by a stricter service; one that fails here lacks the column in any reading.
  */
-import type { EntityType } from '../../workflows/policy/import-input.js';
+import type { EntityType } from '../../workflows/contracts/import-input.js';
 
 /** Display names the service needs per entity type; Activity's come from its type's fields. */
 export const REQUIRED_HEADER_LABELS: Record<Exclude<EntityType, 'Activity'>, readonly string[]> = {

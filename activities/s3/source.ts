@@ -13,7 +13,7 @@ import {
   ListObjectsV2Command,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { normaliseEtag } from '../../workflows/policy/nightly.js';
+import { normaliseEtag } from '../../workflows/contracts/nightly.js';
 import { firstRecordEnd } from '../csv/first-record.js';
 import {
   HeaderTooLong,

@@ -1,14 +1,14 @@
 /**
  * The Company Data Service client: one typed method per endpoint the worker
  * calls. Each checks its arguments and builds its request from the endpoint
- * table (workflows/policy/endpoints.ts); transport.ts sends it and maps every
+ * table (workflows/contracts/endpoints.ts); transport.ts sends it and maps every
  * failure to a typed error, and upload-body.ts streams an upload's bytes.
  */
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { declaredDefault } from '../../temporal.config.js';
-import { endpointPath } from '../../workflows/policy/endpoints.js';
-import type { EntityType, FieldMapping, MappingObjectType } from '../../workflows/policy/import-input.js';
+import { endpointPath } from '../../workflows/contracts/endpoints.js';
+import type { EntityType, FieldMapping, MappingObjectType } from '../../workflows/contracts/import-input.js';
 import type { TokenSource } from './bearer-token.js';
 import { shapes } from './response-shapes.js';
 import { Transport } from './transport.js';

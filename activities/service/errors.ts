@@ -6,8 +6,8 @@
  * `name` for logs (ServiceTimeoutError is an HTTP timeout, not a Temporal
  * one); `type` is the failure type workflows match on and histories keep.
  */
-import type { ServiceEndpoint } from '../../workflows/policy/endpoints.js';
-import type { FailureType } from '../../workflows/policy/failure-types.js';
+import type { ServiceEndpoint } from '../../workflows/contracts/endpoints.js';
+import type { FailureType } from '../../workflows/contracts/failure-types.js';
 
 export interface ServiceErrorDetails {
   endpoint: ServiceEndpoint;

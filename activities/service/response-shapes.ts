@@ -7,7 +7,7 @@
  * parses with parseJsonExact, which hands such numbers over as strings).
  */
 import { z } from 'zod';
-import type { FieldMapping } from '../../workflows/policy/import-input.js';
+import type { FieldMapping } from '../../workflows/contracts/import-input.js';
 import type { ActivityFields, ActivityType, ImportJob, ImportJobList } from './types.js';
 
 /** An int64 id as JSON gives it: a safe integer, or the decimal string parseJsonExact made of a larger one. */

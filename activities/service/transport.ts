@@ -10,7 +10,7 @@
  */
 import type { Readable } from 'node:stream';
 import { Agent, type Dispatcher } from 'undici';
-import { SERVICE_ENDPOINTS, type ServiceEndpoint } from '../../workflows/policy/endpoints.js';
+import { SERVICE_ENDPOINTS, type ServiceEndpoint } from '../../workflows/contracts/endpoints.js';
 import type { TokenSource } from './bearer-token.js';
 import { parseRedactedErrorBody } from './error-body.js';
 import { ServiceError, type ServiceErrorDetails, Timeout, Unauthorized } from './errors.js';

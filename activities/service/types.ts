@@ -3,7 +3,7 @@
  * service facts), as the client returns them. Extra fields the service may
  * add are kept, not rejected.
  */
-import type { EntityType, ListAction } from '../../workflows/policy/import-input.js';
+import type { EntityType, ListAction } from '../../workflows/contracts/import-input.js';
 
 /** `new`, `processing`, `completed` or `failed`; kept open so that a new state is reported, not rejected. */
 export type ImportJobState = 'new' | 'processing' | 'completed' | 'failed' | (string & {});

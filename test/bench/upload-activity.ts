@@ -11,7 +11,7 @@ import { ServiceClient } from '../../activities/service/client.js';
 import { createTokenSource } from '../../activities/service/token-source.js';
 import { makeUploadData } from '../../activities/upload-data.js';
 import { Secret } from '../../temporal.config.js';
-import type { UploadDataInput, UploadDataResult } from '../../workflows/policy/activity-contracts.js';
+import type { UploadDataInput, UploadDataResult } from '../../workflows/contracts/activities.js';
 import { DEMO_TOKENS } from '../simulator/server.js';
 import type { BenchObject, BenchTarget } from './bench-env.js';
 

@@ -9,7 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { ServiceEndpoint } from '../../workflows/policy/endpoints.js';
+import type { ServiceEndpoint } from '../../workflows/contracts/endpoints.js';
 import { authError, importError, isMappingEndpoint } from './error-bodies.js';
 import { json, parseJson, type Reply, readSmallBody } from './http-io.js';
 

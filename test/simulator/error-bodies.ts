@@ -5,7 +5,7 @@
  * diagnosticCode}}`; rate limits carry the spec's error object.
  */
 import { randomUUID } from 'node:crypto';
-import type { ServiceEndpoint } from '../../workflows/policy/endpoints.js';
+import type { ServiceEndpoint } from '../../workflows/contracts/endpoints.js';
 import { json, type Reply } from './http-io.js';
 
 export function diagnosticCode(): string {

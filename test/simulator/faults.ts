@@ -26,7 +26,7 @@
  * The job endpoints' faults (late commits, lists that ignore sort or cap the
  * page size, shortened names, big ids, missing fields) are in job-faults.ts.
  */
-import type { ServiceEndpoint } from '../../workflows/policy/endpoints.js';
+import type { ServiceEndpoint } from '../../workflows/contracts/endpoints.js';
 import { TOKEN_ECHOES, type TokenEcho } from './auth.js';
 import { JobFaults } from './job-faults.js';
 import type { JobState } from './types.js';

@@ -4,7 +4,7 @@
  * inject and clear faults. No auth; never part of the service's paths.
  */
 import type { IncomingMessage } from 'node:http';
-import { isServiceEndpoint, type ServiceEndpoint } from '../../workflows/policy/endpoints.js';
+import { isServiceEndpoint, type ServiceEndpoint } from '../../workflows/contracts/endpoints.js';
 import type { TokenEcho } from './auth.js';
 import type { StateSpelling } from './faults.js';
 import { json, parseJson, type Reply, readSmallBody } from './http-io.js';

@@ -15,7 +15,7 @@
  * - omitFields: a job answer (or list) leaves out these fields of each job,
  *   and `totalCount` of a list.
  */
-import type { ServiceEndpoint } from '../../workflows/policy/endpoints.js';
+import type { ServiceEndpoint } from '../../workflows/contracts/endpoints.js';
 import { FaultQueue } from './faults.js';
 
 export type LateCommitAnswer = { status: number } | 'timeout' | 'reset';

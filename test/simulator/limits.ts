@@ -13,14 +13,14 @@
  */
 
 import { loadBudgetSettings } from '../../temporal.config.js';
-import { windowStartMs } from '../../workflows/policy/budget-window.js';
+import { windowStartMs } from '../../workflows/budget-window.js';
 import {
   BUDGETED_ENDPOINT_NAMES,
   BUDGETED_ENDPOINTS,
   type BudgetedEndpoint,
   isBudgetedEndpoint,
   type ServiceEndpoint,
-} from '../../workflows/policy/endpoints.js';
+} from '../../workflows/contracts/endpoints.js';
 import { specError } from './error-bodies.js';
 import type { Reply } from './http-io.js';
 

@@ -4,8 +4,8 @@
  * Errors carry `{message}`, as on the production import paths.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { BudgetedEndpoint } from '../../workflows/policy/endpoints.js';
-import { ENTITY_TYPES, LIST_ACTIONS } from '../../workflows/policy/import-input.js';
+import type { BudgetedEndpoint } from '../../workflows/contracts/endpoints.js';
+import { ENTITY_TYPES, LIST_ACTIONS } from '../../workflows/contracts/import-input.js';
 import { importError } from './error-bodies.js';
 import { json, parseJson, type Reply, readSmallBody, unanswered } from './http-io.js';
 import { publicJob } from './job-store.js';

@@ -3,7 +3,7 @@
  * source and object type (201, no body), GET reads it. Errors carry
  * `{error: {code, message, diagnosticCode}}`, as on the production paths.
  */
-import { MAPPING_OBJECT_TYPES } from '../../workflows/policy/import-input.js';
+import { MAPPING_OBJECT_TYPES } from '../../workflows/contracts/import-input.js';
 import { mappingError } from './error-bodies.js';
 import { json, parseJson, type Reply, readSmallBody } from './http-io.js';
 import type { RouteContext } from './route-context.js';

@@ -1,10 +1,10 @@
 /**
  * Which service endpoint a request is, and its path parameters, read from
- * the endpoint table (workflows/policy/endpoints.ts) that the client builds
+ * the endpoint table (workflows/contracts/endpoints.ts) that the client builds
  * its requests from. A method that does not match a known path is `unknown`
  * (answered 404).
  */
-import { SERVICE_ENDPOINTS, type ServiceEndpoint } from '../../workflows/policy/endpoints.js';
+import { SERVICE_ENDPOINTS, type ServiceEndpoint } from '../../workflows/contracts/endpoints.js';
 
 export interface RouteMatch {
   endpoint: ServiceEndpoint;

@@ -7,7 +7,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { BudgetedEndpoint, ServiceEndpoint } from '../../workflows/policy/endpoints.js';
+import type { BudgetedEndpoint, ServiceEndpoint } from '../../workflows/contracts/endpoints.js';
 import {
   type ClientTable,
   IMPORT_PERMISSION,

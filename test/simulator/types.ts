@@ -1,5 +1,5 @@
 /** The simulator's inspection records (re-exported by server.ts). */
-import type { ServiceEndpoint } from '../../workflows/policy/endpoints.js';
+import type { ServiceEndpoint } from '../../workflows/contracts/endpoints.js';
 
 export type JobState = 'new' | 'processing' | 'completed' | 'failed';
 

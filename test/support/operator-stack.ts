@@ -2,7 +2,7 @@
  * The whole product as an operator runs it, for the operator-path tests: a
  * real Temporal dev server, s3rver, the service simulator, and the worker's
  * own configuration (the environment variables of `npm start`), shared by
- * in-process workers (runWorker) and worker processes (worker/main.ts).
+ * in-process workers (runWorker) and worker processes (worker/process/main.ts).
  *
  * The workflow code is bundled once per stack and handed to every worker by
  * WORKFLOW_BUNDLE_PATH, as production does, so a worker process starts in
@@ -17,8 +17,8 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, DefaultLogger, Runtime } from '@temporalio/worker';
 import { loadConfig } from '../../temporal.config.js';
 import { type LocalS3, S3RVER_CREDENTIALS, startLocalS3 } from '../../worker/demo/local-s3.js';
-import { runWorker } from '../../worker/run-worker.js';
-import { WORKFLOWS_SOURCE } from '../../worker/workflow-source.js';
+import { runWorker } from '../../worker/process/run-worker.js';
+import { WORKFLOWS_SOURCE } from '../../worker/process/workflow-source.js';
 import { DEMO_TOKENS, type Simulator, type SimulatorOptions, startSimulator } from '../simulator/server.js';
 import { createEnvironment } from './temporal-server.js';
 
@@ -31,7 +31,7 @@ export interface OperatorStack {
   taskQueue: string;
   /** The worker's environment (as `npm start` reads it), with `extra` on top. */
   workerEnv(extra?: Record<string, string>): Record<string, string>;
-  /** A worker in this process, built from workerEnv(extra) exactly as worker/main.ts builds it. */
+  /** A worker in this process, built from workerEnv(extra) exactly as worker/process/main.ts builds it. */
   startWorker(extra?: Record<string, string>): Promise<InProcessWorker>;
   putObject(key: string, body: Uint8Array): Promise<void>;
   close(): Promise<void>;

@@ -3,7 +3,7 @@
  * the answer is the same whether the simulator runs in this process or not:
  * the jobs (with the sha256 of each accepted upload) and every request.
  */
-import type { BudgetedEndpoint } from '../../workflows/policy/endpoints.js';
+import type { BudgetedEndpoint } from '../../workflows/contracts/endpoints.js';
 import type { JobRecord, RequestRecord } from '../simulator/server.js';
 
 async function get<T>(baseUrl: string, path: string): Promise<T> {

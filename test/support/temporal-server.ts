@@ -1,6 +1,6 @@
 /**
  * The real Temporal server the real-server tests run on, found the one way
- * worker/temporal-binaries.ts describes (environment variable, the project's
+ * worker/demo/temporal-binaries.ts describes (environment variable, the project's
  * `.temporal/` install from `npm run setup:temporal`, PATH, else the SDK's
  * download). TEMPORAL_ADDRESS points them at a running server instead.
  *
@@ -8,7 +8,7 @@
  * with a line saying how to get one, in CI and on a laptop alike.
  */
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { findTemporalBinary, type TemporalBinaryKind } from '../../worker/temporal-binaries.js';
+import { findTemporalBinary, type TemporalBinaryKind } from '../../worker/demo/temporal-binaries.js';
 
 function executableFor(kind: TemporalBinaryKind) {
   const found = findTemporalBinary(kind);

@@ -1,5 +1,5 @@
 /**
- * The worker as `npm start` runs it, in its own OS process: worker/main.ts,
+ * The worker as `npm start` runs it, in its own OS process: worker/process/main.ts,
  * configured only by environment variables. A test can wait until it polls,
  * kill it with SIGKILL (no graceful anything), or stop it with SIGTERM.
  */
@@ -7,7 +7,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { hostname } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
-const MAIN = fileURLToPath(new URL('../../worker/main.ts', import.meta.url));
+const MAIN = fileURLToPath(new URL('../../worker/process/main.ts', import.meta.url));
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 export interface WorkerProcess {
@@ -29,7 +29,7 @@ function processEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   return { ...out, ...env };
 }
 
-/** Starts worker/main.ts and resolves once both of its workers poll; rejects if it exits first. */
+/** Starts worker/process/main.ts and resolves once both of its workers poll; rejects if it exits first. */
 export async function startWorkerProcess(env: Record<string, string>): Promise<WorkerProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
     cwd: ROOT,

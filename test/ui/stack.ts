@@ -11,7 +11,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { loadConfig } from '../../temporal.config.js';
 import { type LocalS3, S3RVER_CREDENTIALS, startLocalS3 } from '../../worker/demo/local-s3.js';
 import { type LocalTemporal, startDevServer } from '../../worker/demo/local-temporal.js';
-import { runWorker } from '../../worker/run-worker.js';
+import { runWorker } from '../../worker/process/run-worker.js';
 import { DEMO_TOKENS, type JobRecord, type RequestRecord, startSimulator } from '../simulator/server.js';
 
 export const BUCKET = 'crm-drops';

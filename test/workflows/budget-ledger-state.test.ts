@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import type { BudgetSettings, LedgerState } from '../../workflows/policy/budget-contracts.js';
 import {
   clearExhausted,
   createState,
@@ -16,7 +15,8 @@ import {
   stricterSettings,
   usage,
   windowEndMs,
-} from '../../workflows/policy/budget-ledger-state.js';
+} from '../../workflows/budget-ledger-state.js';
+import type { BudgetSettings, LedgerState } from '../../workflows/contracts/budget.js';
 
 const settings: BudgetSettings = {
   limits: {

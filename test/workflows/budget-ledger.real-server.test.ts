@@ -16,16 +16,16 @@ import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TemporalBudgetGate } from '../../activities/budget/temporal-gate.js';
 import { loadBudgetSettings } from '../../temporal.config.js';
+import { nextResetMs } from '../../workflows/budget-window.js';
 import {
   type BudgetSettings,
   type LedgerInput,
   ledgerWorkflowId,
   type ReserveRequest,
   type ReserveResult,
-} from '../../workflows/policy/budget-contracts.js';
-import { nextResetMs } from '../../workflows/policy/budget-window.js';
-import type { BudgetedEndpoint } from '../../workflows/policy/endpoints.js';
-import { exhaustedSignal, reserveUpdate, usageQuery } from '../../workflows/policy/messages.js';
+} from '../../workflows/contracts/budget.js';
+import type { BudgetedEndpoint } from '../../workflows/contracts/endpoints.js';
+import { exhaustedSignal, reserveUpdate, usageQuery } from '../../workflows/contracts/messages.js';
 import { createEnvironment } from '../support/temporal-server.js';
 import { bundleWorkflows, createEnvironmentSuggestingContinueAsNewAt } from './real-server-harness.js';
 import { recordHistory } from './recorded-histories.js';

@@ -20,8 +20,8 @@ import {
   type LedgerInput,
   type LedgerState,
   type ReserveResult,
-} from '../../workflows/policy/budget-contracts.js';
-import { reserveUpdate } from '../../workflows/policy/messages.js';
+} from '../../workflows/contracts/budget.js';
+import { reserveUpdate } from '../../workflows/contracts/messages.js';
 import { type History, HistoryBuilder } from './history-builder.js';
 import { asHistoryHoldsIt, bundleForReplay, recordOfHistory, replay } from './replay.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { nextResetMs, windowId, windowStartMs } from '../../workflows/policy/budget-window.js';
+import { nextResetMs, windowId, windowStartMs } from '../../workflows/budget-window.js';
 
 const at = (iso: string) => Date.parse(iso);
 const iso = (ms: number) => new Date(ms).toISOString();

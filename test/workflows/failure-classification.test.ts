@@ -10,22 +10,18 @@ import { describe, expect, it } from 'vitest';
 import { failure, toApplicationFailure } from '../../activities/failures.js';
 import { Unauthorized, UnusableResponse } from '../../activities/service/errors.js';
 import {
-  budgetWaitOf,
-  classifyFailure,
-  failureMessageOf,
-  failureTypeOf,
-} from '../../workflows/policy/failure-classification.js';
-import {
   BUDGET_WAIT_FAILURES,
   FAILURE_HANDLING,
   NON_RETRYABLE_FAILURES,
   OPERATOR_FIXABLE_FAILURES,
-} from '../../workflows/policy/failure-types.js';
+} from '../../workflows/contracts/failure-types.js';
 import {
-  ACTIVITY_RETRY_POLICY,
-  AWAIT_TIMEOUT_MARGIN_MS,
-  activityOptionsFor,
-} from '../../workflows/policy/retry-policies.js';
+  budgetWaitOf,
+  classifyFailure,
+  failureMessageOf,
+  failureTypeOf,
+} from '../../workflows/failure-classification.js';
+import { ACTIVITY_RETRY_POLICY, AWAIT_TIMEOUT_MARGIN_MS, activityOptionsFor } from '../../workflows/retry-policies.js';
 
 function activityFailed(cause: Error): ActivityFailure {
   return new ActivityFailure('activity failed', 'uploadData', '5', RetryState.NON_RETRYABLE_FAILURE, 'worker', cause);

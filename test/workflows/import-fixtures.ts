@@ -8,8 +8,8 @@ import type {
   CreateImportJobResult,
   InspectSourceResult,
   UploadDataResult,
-} from '../../workflows/policy/activity-contracts.js';
-import type { ImportFileInput } from '../../workflows/policy/import-input.js';
+} from '../../workflows/contracts/activities.js';
+import type { ImportFileInput } from '../../workflows/contracts/import-input.js';
 import type { FailureSpec } from './history-builder.js';
 
 export const importInput: ImportFileInput = {

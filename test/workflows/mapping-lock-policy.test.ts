@@ -1,11 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  acquireRequestProblem,
-  conflictingHolders,
-  mappingLockWorkflowId,
-  mappingSetKey,
-  withHolder,
-} from '../../workflows/policy/mapping-lock.js';
+import { mappingLockWorkflowId, mappingSetKey } from '../../workflows/contracts/mapping-lock.js';
+import { acquireRequestProblem, conflictingHolders, withHolder } from '../../workflows/mapping-lock-policy.js';
 
 const NAME = { sourceFieldLabel: 'Account Name', serviceFieldName: 'name', dataType: 'string' };
 const DOMAIN = { sourceFieldLabel: 'Account Domain', serviceFieldName: 'domain', dataType: 'string' };

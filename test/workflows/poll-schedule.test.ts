@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { basePollDelayMs, DEFAULT_POLL_SCHEDULE_MS, pollDelayMs } from '../../workflows/policy/poll-schedule.js';
+import { basePollDelayMs, DEFAULT_POLL_SCHEDULE_MS, pollDelayMs } from '../../workflows/poll-schedule.js';
 
 describe('poll schedule', () => {
   it('follows the spec: 5 s, 10 s, 20 s, 40 s, then 60 s for every later poll', () => {

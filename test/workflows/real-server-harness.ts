@@ -14,13 +14,13 @@ import {
 import { ApplicationFailure } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
-import { findTemporalBinary } from '../../worker/temporal-binaries.js';
+import { findTemporalBinary } from '../../worker/demo/temporal-binaries.js';
+import type { AllActivities } from '../../workflows/contracts/activities.js';
+import { pollTaskQueue, uploadTaskQueue } from '../../workflows/contracts/budget.js';
+import type { ImportFileInput } from '../../workflows/contracts/import-input.js';
+import type { ImportProgress } from '../../workflows/contracts/import-workflow.js';
+import { progressQuery } from '../../workflows/contracts/messages.js';
 import type { importFile } from '../../workflows/import-file.js';
-import type { AllActivities } from '../../workflows/policy/activity-contracts.js';
-import { pollTaskQueue, uploadTaskQueue } from '../../workflows/policy/budget-contracts.js';
-import type { ImportFileInput } from '../../workflows/policy/import-input.js';
-import type { ImportProgress } from '../../workflows/policy/import-workflow-contract.js';
-import { progressQuery } from '../../workflows/policy/messages.js';
 import type { FailureSpec } from './history-builder.js';
 import { importInput, inspected, jobCompleted, jobCreated, mappingsApplied, uploaded } from './import-fixtures.js';
 

@@ -25,19 +25,19 @@ import { createTokenSource } from '../../activities/service/token-source.js';
 import { Secret } from '../../temporal.config.js';
 import type { CliContext } from '../../worker/cli/context.js';
 import { statusCommand } from '../../worker/cli/status-command.js';
-import type { importFile } from '../../workflows/import-file.js';
 import type {
   AllActivities,
   AwaitJobCompletionInput,
   CreateImportJobInput,
   InspectSourceInput,
   UploadDataInput,
-} from '../../workflows/policy/activity-contracts.js';
-import { pollTaskQueue, uploadTaskQueue } from '../../workflows/policy/budget-contracts.js';
-import type { ImportFileInput } from '../../workflows/policy/import-input.js';
-import { executionJobScope, jobKeyFor } from '../../workflows/policy/job-key.js';
-import { abandonSignal, retrySignal } from '../../workflows/policy/messages.js';
-import { budgetWith } from '../service-activities/environment.js';
+} from '../../workflows/contracts/activities.js';
+import { pollTaskQueue, uploadTaskQueue } from '../../workflows/contracts/budget.js';
+import type { ImportFileInput } from '../../workflows/contracts/import-input.js';
+import { executionJobScope, jobKeyFor } from '../../workflows/contracts/job-key.js';
+import { abandonSignal, retrySignal } from '../../workflows/contracts/messages.js';
+import type { importFile } from '../../workflows/import-file.js';
+import { budgetWith } from '../activities/environment.js';
 import { DEMO_TOKENS, startSimulator } from '../simulator/server.js';
 import { createEnvironment, createTimeSkippingEnvironment } from '../support/temporal-server.js';
 import { budgetExhausted, importInput, inspected, jobCreated, uploaded } from './import-fixtures.js';

@@ -20,8 +20,8 @@ import { HISTORIES_DIR } from './recorded-histories.js';
 export const RECORDING_TEST_FILES = [
   'test/workflows/real-server.test.ts',
   'test/workflows/budget-ledger.real-server.test.ts',
-  'test/nightly/nightly-import.full-stack.real-server.test.ts',
-  'test/nightly/nightly-import.scripted.real-server.test.ts',
+  'test/end-to-end/nightly-import.full-stack.real-server.test.ts',
+  'test/workflows/nightly-import.scripted.real-server.test.ts',
 ];
 
 const root = path.resolve(import.meta.dirname, '../..');

@@ -1,8 +1,8 @@
 /** `import-worker budget [--tenant]`: the tenant's daily budgets as the ledger counts them. */
 import { readLedgerUsage } from '../../activities/budget/temporal-gate.js';
 import { loadBudgetSettings, loadClientConfig } from '../../temporal.config.js';
-import type { LedgerUsage } from '../../workflows/policy/budget-contracts.js';
-import { TENANT_PATTERN } from '../../workflows/policy/import-input.js';
+import type { LedgerUsage } from '../../workflows/contracts/budget.js';
+import { TENANT_PATTERN } from '../../workflows/contracts/import-input.js';
 import { UsageError } from './cli-error.js';
 import { type CliContext, withClient } from './context.js';
 import { formatTable } from './table.js';

@@ -7,8 +7,8 @@
 import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { CommanderError } from 'commander';
 import { ConfigError } from '../../temporal.config.js';
-import { EXIT, type ExitCode } from '../exit-codes.js';
-import { hasTransportInternals, transportFailureReason } from '../transport-errors.js';
+import { EXIT, type ExitCode } from '../shared/exit-codes.js';
+import { hasTransportInternals, transportFailureReason } from '../shared/transport-errors.js';
 
 /** An error whose message is already the line the operator should read. */
 export class CliError extends Error {

@@ -5,7 +5,7 @@
  */
 import { Client, Connection } from '@temporalio/client';
 import type { TemporalConfig } from '../../temporal.config.js';
-import { transportFailureReason } from '../transport-errors.js';
+import { transportFailureReason } from '../shared/transport-errors.js';
 import { CliError } from './cli-error.js';
 
 export interface CliClient {

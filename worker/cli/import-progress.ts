@@ -5,9 +5,9 @@
  */
 import type { WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
-import type { UploadProgress } from '../../workflows/policy/activity-contracts.js';
-import type { ImportProgress } from '../../workflows/policy/import-workflow-contract.js';
-import { progressQuery } from '../../workflows/policy/messages.js';
+import type { UploadProgress } from '../../workflows/contracts/activities.js';
+import type { ImportProgress } from '../../workflows/contracts/import-workflow.js';
+import { progressQuery } from '../../workflows/contracts/messages.js';
 
 const UPLOAD_ACTIVITY = 'uploadData';
 

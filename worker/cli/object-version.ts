@@ -6,8 +6,8 @@
 import { createS3Client } from '../../activities/s3/client.js';
 import { S3Source } from '../../activities/s3/source.js';
 import { loadS3Config } from '../../temporal.config.js';
-import type { S3ObjectRef } from '../../workflows/policy/import-input.js';
-import { normaliseEtag, objectImportWorkflowId } from '../../workflows/policy/nightly.js';
+import type { S3ObjectRef } from '../../workflows/contracts/import-input.js';
+import { normaliseEtag, objectImportWorkflowId } from '../../workflows/contracts/nightly.js';
 import { CliError } from './cli-error.js';
 
 export interface ObjectVersion {

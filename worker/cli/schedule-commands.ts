@@ -1,10 +1,10 @@
 /** `import-worker schedules apply|list|trigger`: the nightly feeds' Temporal Schedules. */
 import { ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
 import { loadClientConfig, loadFeeds, loadTemporalConfig } from '../../temporal.config.js';
-import { NIGHTLY_ID_PREFIX } from '../../workflows/policy/nightly.js';
-import { applySchedules, describePlan, desiredSchedules, scheduleIdForFeed } from '../schedules.js';
+import { NIGHTLY_ID_PREFIX } from '../../workflows/contracts/nightly.js';
 import { CliError, UsageError } from './cli-error.js';
 import { type CliContext, withClient } from './context.js';
+import { applySchedules, describePlan, desiredSchedules, scheduleIdForFeed } from './schedules.js';
 import { formatTable } from './table.js';
 
 export async function schedulesApplyCommand(options: { dryRun?: boolean; prune?: boolean }, ctx: CliContext) {

@@ -1,7 +1,7 @@
 /** `import-worker retry|abandon <workflowId>`: the operator's answer to an import waiting after a failure. */
 
 import { loadTemporalConfig } from '../../temporal.config.js';
-import type { abandonSignal, retrySignal } from '../../workflows/policy/messages.js';
+import type { abandonSignal, retrySignal } from '../../workflows/contracts/messages.js';
 import { CliError } from './cli-error.js';
 import { type CliContext, withClient } from './context.js';
 import { queryProgress } from './import-progress.js';

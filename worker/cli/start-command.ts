@@ -12,8 +12,8 @@ import {
   WorkflowIdReusePolicy,
 } from '@temporalio/client';
 import { loadClientConfig } from '../../temporal.config.js';
+import type { ImportFileResult } from '../../workflows/contracts/import-workflow.js';
 import type { importFile } from '../../workflows/import-file.js';
-import type { ImportFileResult } from '../../workflows/policy/import-workflow-contract.js';
 import { CliError } from './cli-error.js';
 import { workflowUiLink } from './connect.js';
 import { type CliContext, withClient } from './context.js';

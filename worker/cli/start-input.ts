@@ -10,8 +10,8 @@ import {
   type ImportFileInput,
   importInputProblems,
   normaliseImportInput,
-} from '../../workflows/policy/import-input.js';
-import { integerLiteralFor } from '../../workflows/policy/json-numbers.js';
+} from '../../workflows/contracts/import-input.js';
+import { integerLiteralFor } from '../../workflows/contracts/json-numbers.js';
 import { UsageError } from './cli-error.js';
 
 export interface StartFlags {

@@ -1,7 +1,7 @@
 /** `import-worker status <workflowId>`: where an import is, or how it ended. */
 
 import { loadTemporalConfig } from '../../temporal.config.js';
-import type { ImportFileResult } from '../../workflows/policy/import-workflow-contract.js';
+import type { ImportFileResult } from '../../workflows/contracts/import-workflow.js';
 import { workflowUiLink } from './connect.js';
 import { type CliContext, withClient } from './context.js';
 import { formatBytes, queryProgress, retryingStepsOf, uploadProgressOf, waitingNote } from './import-progress.js';

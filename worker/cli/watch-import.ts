@@ -6,7 +6,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import cliProgress from 'cli-progress';
-import type { ImportFileResult } from '../../workflows/policy/import-workflow-contract.js';
+import type { ImportFileResult } from '../../workflows/contracts/import-workflow.js';
 import { formatBytes, queryProgress, RateMeter, uploadProgressOf, waitingNote } from './import-progress.js';
 
 export type ImportOutcome = { ok: true; result: ImportFileResult } | { ok: false; reason: string };

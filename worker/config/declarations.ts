@@ -5,9 +5,9 @@
  * product writes a default of its own: other code reads `declaredDefault`.
  */
 
-import { TENANT_PATTERN } from '../../workflows/policy/import-input.js';
-import { DEFAULT_JOB_TIMEOUT_MS } from '../../workflows/policy/import-workflow-contract.js';
-import { DEFAULT_POLL_SCHEDULE_MS } from '../../workflows/policy/poll-schedule.js';
+import { TENANT_PATTERN } from '../../workflows/contracts/import-input.js';
+import { DEFAULT_JOB_TIMEOUT_MS } from '../../workflows/contracts/import-workflow.js';
+import { DEFAULT_POLL_SCHEDULE_MS } from '../../workflows/poll-schedule.js';
 import { fail } from './errors.js';
 import {
   anyText,

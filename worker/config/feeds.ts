@@ -7,10 +7,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import type { FeedObject } from '../../workflows/policy/activity-contracts.js';
-import { type FieldMappingSet, importInputProblems, LIST_ACTIONS } from '../../workflows/policy/import-input.js';
-import { integerLiteralFor } from '../../workflows/policy/json-numbers.js';
-import { importInputForObject, type NightlyFeed } from '../../workflows/policy/nightly.js';
+import type { FeedObject } from '../../workflows/contracts/activities.js';
+import { type FieldMappingSet, importInputProblems, LIST_ACTIONS } from '../../workflows/contracts/import-input.js';
+import { integerLiteralFor } from '../../workflows/contracts/json-numbers.js';
+import type { NightlyFeed } from '../../workflows/contracts/nightly.js';
+import { importInputForObject } from '../../workflows/nightly-policy.js';
 import { readVariable } from './declarations.js';
 import { ConfigError, fail } from './errors.js';
 import type { Env, FeedConfig } from './types.js';

@@ -4,7 +4,7 @@
  * `status`. `loadConfig` (in temporal.config.ts) puts the parts together.
  */
 import { loadClientConnectConfig } from '@temporalio/envconfig';
-import { dailyLimitsByClass } from '../../workflows/policy/endpoints.js';
+import { dailyLimitsByClass } from '../../workflows/contracts/endpoints.js';
 import { CONFIG_VARIABLES, readVariable } from './declarations.js';
 import { ConfigError } from './errors.js';
 import { hostAndPort } from './parsers.js';

@@ -3,7 +3,7 @@
  * URL, which must be https unless it is a loopback address, and exactly one
  * way to get a token.
  */
-import { endpointPath } from '../../workflows/policy/endpoints.js';
+import { endpointPath } from '../../workflows/contracts/endpoints.js';
 import { rawValue, readVariable } from './declarations.js';
 import { ConfigError, fail } from './errors.js';
 import type { Secret } from './secret.js';

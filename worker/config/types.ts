@@ -4,8 +4,8 @@
  */
 import type { loadClientConnectConfig } from '@temporalio/envconfig';
 import type { ParallelParts } from '../../activities/s3/ranged-reader.js';
-import type { BudgetedEndpoint } from '../../workflows/policy/endpoints.js';
-import type { NightlyFeed } from '../../workflows/policy/nightly.js';
+import type { BudgetedEndpoint } from '../../workflows/contracts/endpoints.js';
+import type { NightlyFeed } from '../../workflows/contracts/nightly.js';
 import type { Secret } from './secret.js';
 
 export type TokenConfig =

@@ -7,8 +7,8 @@
 import { createServer } from 'node:net';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { declaredDefault } from '../../temporal.config.js';
-import { describeBinary, type FoundBinary, findTemporalBinary } from '../temporal-binaries.js';
-import { transportFailureReason } from '../transport-errors.js';
+import { transportFailureReason } from '../shared/transport-errors.js';
+import { describeBinary, type FoundBinary, findTemporalBinary } from './temporal-binaries.js';
 
 export class DemoSetupError extends Error {
   override readonly name = 'DemoSetupError';

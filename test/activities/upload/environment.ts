@@ -1,0 +1,203 @@
+/**
+ * What the upload tests run against: s3rver and the service simulator on
+ * loopback, the real S3 source and service client, the in-memory budget gate,
+ * and activities run under MockActivityEnvironment (no Temporal server here).
+ */
+import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { Info } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { InMemoryBudgetGate, SPEC_BUDGET_SETTINGS } from '../../../activities/budget/in-memory-gate.js';
+import { type RangeRead, S3Source } from '../../../activities/s3/source.js';
+import { ServiceClient } from '../../../activities/service/client.js';
+import { createTokenSource } from '../../../activities/service/token-source.js';
+import { makeUploadData, type UploadDataDeps } from '../../../activities/upload-data.js';
+import { Secret } from '../../../temporal.config.js';
+import { type LocalS3, startLocalS3 } from '../../../worker/demo/local-s3.js';
+import type { UploadDataInput, UploadDataResult, UploadProgress } from '../../../workflows/contracts/activities.js';
+import { DEMO_TOKENS, type Simulator, startSimulator } from '../../simulator/server.js';
+import { type ActivityRun, runActivity } from '../../support/activities.js';
+
+export const BUCKET = 'imports';
+/** The tenant the world's budget gate holds: uploads must name it (or none). */
+export const WORLD_TENANT = 'acme';
+
+/** An S3Source that keeps every read asked of it and every stream it opened (was it destroyed?). */
+export class RecordingS3Source extends S3Source {
+  readonly opened: Readable[] = [];
+  readonly reads: { key: string; start?: number; end?: number }[] = [];
+
+  override async read(bucket: string, key: string, options: RangeRead): Promise<Readable> {
+    this.reads.push({ key, start: options.start, end: options.end });
+    const stream = await super.read(bucket, key, options);
+    this.opened.push(stream);
+    return stream;
+  }
+}
+
+/** An S3 source whose bodies start flowing only once `gate` resolves: a slow read, on a real S3 socket. */
+export class GatedS3Source extends S3Source {
+  constructor(
+    client: S3Client,
+    private readonly gate: Promise<void>,
+  ) {
+    super(client);
+  }
+
+  override async read(bucket: string, key: string, options: RangeRead): Promise<Readable> {
+    const body = await super.read(bucket, key, options);
+    const gate = this.gate;
+    return Readable.from(
+      (async function* () {
+        await gate;
+        yield* body;
+      })(),
+    );
+  }
+}
+
+export interface UploadWorld {
+  s3: LocalS3;
+  source: RecordingS3Source;
+  sim: Simulator;
+  service: ServiceClient;
+  budget: InMemoryBudgetGate;
+  put(key: string, body: string | Uint8Array): Promise<void>;
+  newJobId(): Promise<string>;
+  close(): Promise<void>;
+}
+
+export interface WorldOptions {
+  /** The service client's own idle limit (the activity's watchdog has its own). */
+  clientIdleTimeoutMs?: number;
+  /** How long the service client waits for the answer once the whole body is sent. */
+  clientResponseTimeoutMs?: number;
+}
+
+export async function startWorld(options: WorldOptions = {}): Promise<UploadWorld> {
+  const s3 = await startLocalS3({ buckets: [BUCKET] });
+  const sim = await startSimulator({ processingMs: 60_000 });
+  const service = new ServiceClient({
+    baseUrl: sim.baseUrl,
+    tokens: createTokenSource({ kind: 'env', token: new Secret(DEMO_TOKENS.importer) }),
+    uploadIdleTimeoutMs: options.clientIdleTimeoutMs ?? 60_000,
+    uploadResponseTimeoutMs: options.clientResponseTimeoutMs,
+  });
+  return {
+    s3,
+    source: new RecordingS3Source(s3.client),
+    sim,
+    service,
+    budget: new InMemoryBudgetGate(SPEC_BUDGET_SETTINGS, Date.now, WORLD_TENANT),
+    async put(key, body) {
+      await s3.client.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: Buffer.from(body) }));
+    },
+    async newJobId() {
+      const job = await service.createJob({ dataImportName: 'upload test', entityType: 'Account' });
+      return job.id;
+    },
+    async close() {
+      await service.close();
+      await sim.close();
+      await s3.close();
+    },
+  };
+}
+
+export function uploadDeps(world: UploadWorld, overrides: Partial<UploadDataDeps> = {}): UploadDataDeps {
+  return {
+    service: world.service,
+    s3: world.source,
+    budget: world.budget,
+
+    uploadIdleTimeoutMs: 60_000,
+    partSizeBytes: 64 * 1024,
+    parallelParts: 1,
+    heartbeatIntervalMs: 20,
+    ...overrides,
+  };
+}
+
+export type UploadAttempt = ActivityRun<UploadDataResult, UploadProgress>;
+
+/** Runs one attempt of uploadData, recording its heartbeats. */
+export function runUpload(deps: UploadDataDeps, input: UploadDataInput, info: Partial<Info> = {}): UploadAttempt {
+  return runActivity<UploadDataInput, UploadDataResult, UploadProgress>(makeUploadData(deps), input, {
+    activityId: 'upload',
+    ...info,
+  });
+}
+
+/** CSV-like bytes: a header row, then numbered rows up to `bytes` (deterministic, so hashes are stable). */
+export function csvBytes(bytes: number, header = 'Account Name,Account Domain'): Buffer {
+  const rows: string[] = [`${header}\n`];
+  let size = rows[0]!.length;
+  for (let i = 0; size < bytes; i++) {
+    const row = `Company ${i},company-${i}.example.com\n`;
+    rows.push(row);
+    size += row.length;
+  }
+  return Buffer.from(rows.join('')).subarray(0, bytes);
+}
+
+export function sha256(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+export async function etagOf(world: UploadWorld, key: string): Promise<string> {
+  return (await world.source.head(BUCKET, key)).etag;
+}
+
+export interface RetriedUpload {
+  /** The result of the attempt that succeeded, if one did. */
+  result?: UploadDataResult;
+  /** The failure that ended the retries: non-retryable, or the last one when attempts ran out. */
+  failure?: ApplicationFailure;
+  attempts: number;
+}
+
+/**
+ * Runs uploadData the way Temporal retries it: a retryable failure starts the
+ * next attempt with the last heartbeat's details, until an attempt succeeds,
+ * fails non-retryably, or `maxAttempts` ran (standing for "retried forever").
+ */
+export async function uploadWithRetries(
+  deps: UploadDataDeps,
+  input: UploadDataInput,
+  maxAttempts = 4,
+  /** Heartbeat details an earlier attempt left, and the number of the first attempt run here. */
+  earlier?: UploadProgress,
+  firstAttempt = 1,
+): Promise<RetriedUpload> {
+  let details = earlier;
+  for (let attempt = firstAttempt; ; attempt++) {
+    const run = runUpload(deps, input, { attempt, heartbeatDetails: details });
+    try {
+      return { result: await run.result, attempts: attempt };
+    } catch (err) {
+      if (!(err instanceof ApplicationFailure)) throw err;
+      details = run.heartbeats.at(-1) ?? details;
+      if (err.nonRetryable || attempt >= maxAttempts) return { failure: err, attempts: attempt };
+    }
+  }
+}
+
+/** Stores `bytes` under `key` and makes a fresh job for them: the input of one upload. */
+export async function prepareUpload(world: UploadWorld, key: string, bytes: Buffer): Promise<UploadDataInput> {
+  await world.put(key, bytes);
+  return {
+    tenant: WORLD_TENANT,
+    jobId: await world.newJobId(),
+    bucket: BUCKET,
+    key,
+    etag: await etagOf(world, key),
+    sizeBytes: bytes.length,
+    listAction: 'noop',
+  };
+}
+
+/** The data PUTs the service saw for one job: more than one is a second upload. */
+export function dataPutsTo(world: UploadWorld, jobId: string): number {
+  return world.sim.requests().filter((r) => r.endpoint === 'submitData' && r.path.includes(`/job/${jobId}/`)).length;
+}

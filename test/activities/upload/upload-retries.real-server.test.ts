@@ -1,0 +1,85 @@
+/**
+ * Issue 9, hole 1, with Temporal's own retries on a real server: the answer
+ * to a fully sent upload never comes in time, and the service commits only
+ * when it answers. The failed attempt's last heartbeat ("all bytes sent")
+ * reaches the next attempt through the server, which then sends nothing and
+ * asks an operator instead of uploading the file again and again.
+ */
+import path from 'node:path';
+import { ActivityFailure, ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeUploadData } from '../../../activities/upload-data.js';
+import { createEnvironment } from '../../support/temporal-server.js';
+import { BUCKET, csvBytes, etagOf, startWorld, type UploadWorld, uploadDeps } from './environment.js';
+
+const TASK_QUEUE = 'upload-retries';
+
+describe('uploadData retried by a real Temporal server', () => {
+  let env: TestWorkflowEnvironment;
+  let world: UploadWorld;
+  let worker: Worker;
+  let running: Promise<void>;
+
+  beforeAll(async () => {
+    env = await createEnvironment();
+    // The client gives up on the answer after 1 s; the activity's own idle watchdog is shorter still.
+    world = await startWorld({ clientResponseTimeoutMs: 1_000 });
+    worker = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue: TASK_QUEUE,
+      workflowsPath: path.resolve(import.meta.dirname, 'upload-retry-workflow.ts'),
+      activities: {
+        uploadData: makeUploadData(
+          uploadDeps(world, { uploadIdleTimeoutMs: 300, unconfirmedWaitMs: 1_500, unconfirmedPollMs: 200 }),
+        ),
+      },
+    });
+    running = worker.run();
+  }, 180_000);
+
+  afterAll(async () => {
+    worker?.shutdown();
+    await running;
+    await world?.close();
+    await env?.teardown();
+  });
+
+  it('sends a file whose answer never came once, then asks an operator (UploadUnconfirmed)', async () => {
+    const bytes = csvBytes(1024 * 1024);
+    await world.put('unanswered.csv', bytes);
+    const jobId = await world.newJobId();
+    world.sim.commitUploadOnAnswer(5_000, { count: 4 });
+
+    const run = env.client.workflow.execute('uploadOnce', {
+      taskQueue: TASK_QUEUE,
+      workflowId: `upload-unanswered-${jobId}`,
+      args: [
+        {
+          tenant: 'acme',
+          jobId,
+          bucket: BUCKET,
+          key: 'unanswered.csv',
+          etag: await etagOf(world, 'unanswered.csv'),
+          sizeBytes: bytes.length,
+          listAction: 'noop',
+        },
+      ],
+    });
+
+    const err = await run.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(WorkflowFailedError);
+    const activity = (err as WorkflowFailedError).cause;
+    expect(activity).toBeInstanceOf(ActivityFailure);
+    const cause = (activity as ActivityFailure).cause as ApplicationFailure;
+    expect(cause).toBeInstanceOf(ApplicationFailure);
+    expect(cause.type).toBe('UploadUnconfirmed');
+    const puts = world.sim.requests().filter((r) => r.endpoint === 'submitData' && r.path.includes(`/job/${jobId}/`));
+    expect(puts).toHaveLength(1);
+    expect(world.sim.job(jobId)).toMatchObject({ state: 'new', uploads: 0 });
+  });
+});

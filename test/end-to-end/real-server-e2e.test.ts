@@ -1,0 +1,219 @@
+/**
+ * The whole product on a real Temporal server: the worker as `npm start` runs
+ * it (runWorker with dependencies built from configuration, the budget ledger
+ * reached by update-with-start), s3rver, and the service simulator. The same
+ * promises as resumable-pipeline.test.ts, now with Temporal's own retries,
+ * timers and Reset. Skipped where no server can be had (see test/support).
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import type { WorkflowHandle } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SPEC_BUDGET_SETTINGS } from '../../activities/budget/in-memory-gate.js';
+import { TemporalBudgetGate } from '../../activities/budget/temporal-gate.js';
+import { loadConfig } from '../../temporal.config.js';
+import { type LocalS3, S3RVER_CREDENTIALS, startLocalS3 } from '../../worker/demo/local-s3.js';
+import { runWorker } from '../../worker/process/run-worker.js';
+import { ledgerWorkflowId } from '../../workflows/contracts/budget.js';
+import type { ImportFileInput } from '../../workflows/contracts/import-input.js';
+import { usageQuery } from '../../workflows/contracts/messages.js';
+import type { importFile } from '../../workflows/import-file.js';
+import type { nightlyImport } from '../../workflows/nightly-import.js';
+import { DEMO_TOKENS, type Simulator, startSimulator } from '../simulator/server.js';
+import { createEnvironment } from '../support/temporal-server.js';
+
+const BUCKET = 'crm-exports';
+const TENANT = `e2e-${process.pid}`;
+const EventType = temporal.api.enums.v1.EventType;
+
+function accountsCsv(rows: number): Buffer {
+  const lines = ['Account Name,Account Domain'];
+  for (let i = 0; i < rows; i++) lines.push(`Company ${i},company-${i}.example.com`);
+  return Buffer.from(`${lines.join('\n')}\n`);
+}
+
+describe('the worker on a real Temporal server', () => {
+  let env: TestWorkflowEnvironment;
+  let s3: LocalS3;
+  let sim: Simulator;
+  let stopWorker: AbortController;
+  let worker: Promise<void>;
+  let taskQueue: string;
+  const file = accountsCsv(30_000);
+
+  beforeAll(async () => {
+    env = await createEnvironment();
+    s3 = await startLocalS3({ buckets: [BUCKET] });
+    sim = await startSimulator({ processingMs: 300 });
+    await s3.client.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'accounts.csv', Body: file }));
+    // The worker reads S3 credentials from the AWS default chain, as in production.
+    process.env.AWS_ACCESS_KEY_ID = S3RVER_CREDENTIALS.accessKeyId;
+    process.env.AWS_SECRET_ACCESS_KEY = S3RVER_CREDENTIALS.secretAccessKey;
+    taskQueue = `e2e-${randomUUID()}`;
+    const config = loadConfig(
+      {
+        COMPANY_DATA_BASE_URL: sim.baseUrl,
+        COMPANY_DATA_TOKEN: DEMO_TOKENS.importer,
+        S3_ENDPOINT: s3.endpoint,
+        IMPORT_TASK_QUEUE: taskQueue,
+        IMPORT_TENANT: TENANT,
+        IMPORT_POLL_SCHEDULE: '200ms,500ms',
+        WORKER_METRICS_PORT: '0',
+      },
+      { needsService: true },
+    );
+    stopWorker = new AbortController();
+    worker = runWorker({
+      config: { ...config, temporal: { ...config.temporal, namespace: env.namespace ?? 'default' } },
+      connection: env.nativeConnection,
+      client: env.client,
+      signal: stopWorker.signal,
+    });
+  }, 180_000);
+
+  afterAll(async () => {
+    stopWorker?.abort();
+    await worker;
+    await sim?.close();
+    await s3?.close();
+    await env?.teardown();
+  });
+
+  const input = (name: string): ImportFileInput => ({
+    source: { bucket: BUCKET, key: 'accounts.csv' },
+    dataImportName: name,
+    entityType: 'Account',
+    listAction: 'insert',
+    tenant: TENANT,
+    fieldMappings: {
+      sourceId: '1001',
+      objectType: 'account',
+      mappings: [{ sourceFieldLabel: 'Account Name', serviceFieldName: 'name', dataType: 'string' }],
+    },
+  });
+
+  it('imports a file: one completed job holding the exact bytes, every call counted by the ledger', async () => {
+    const result = await env.client.workflow.execute<typeof importFile>('importFile', {
+      taskQueue,
+      workflowId: `e2e-happy-${randomUUID()}`,
+      args: [input('e2e happy path')],
+    });
+    expect(result).toMatchObject({ state: 'completed', bytes: file.length, jobReused: false, uploadSkipped: false });
+    const job = sim.job(result.jobId);
+    expect(job).toMatchObject({ state: 'completed', uploads: 1, listAction: 'insert' });
+    expect(job?.sha256).toBe(createHash('sha256').update(file).digest('hex'));
+
+    const usage = await env.client.workflow.getHandle(ledgerWorkflowId(TENANT)).query(usageQuery);
+    expect(usage.createJob.used).toBe(result.apiCalls.createJob);
+    expect(usage.submitData.used).toBe(result.apiCalls.submitData);
+  }, 120_000);
+
+  it('a Reset from the first workflow task after the upload creates no second job and sends nothing again', async () => {
+    const workflowId = `e2e-reset-${randomUUID()}`;
+    const handle: WorkflowHandle<typeof importFile> = await env.client.workflow.start<typeof importFile>('importFile', {
+      taskQueue,
+      workflowId,
+      args: [input('e2e reset')],
+    });
+    const first = await handle.result();
+    const jobsBefore = sim.jobs().length;
+
+    const history = await handle.fetchHistory();
+    const firstTask = history.events?.find((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED);
+    const { runId } = await env.client.workflowService.resetWorkflowExecution({
+      namespace: env.namespace ?? 'default',
+      workflowExecution: { workflowId, runId: (await handle.describe()).runId },
+      workflowTaskFinishEventId: firstTask?.eventId,
+      reason: 'operator reset in a test',
+      requestId: randomUUID(),
+    });
+    const again = await env.client.workflow.getHandle<typeof importFile>(workflowId, runId ?? undefined).result();
+
+    expect(again).toMatchObject({ jobId: first.jobId, jobReused: true, uploadSkipped: true, state: 'completed' });
+    expect(sim.jobs()).toHaveLength(jobsBefore);
+    expect(sim.job(first.jobId)?.uploads).toBe(1);
+  }, 120_000);
+
+  it('reads a fresh full budget for a tenant whose ledger has never run', async () => {
+    const gate = new TemporalBudgetGate({
+      client: env.client,
+      taskQueue,
+      tenant: `never-used-${randomUUID()}`,
+      settings: { limits: SPEC_BUDGET_SETTINGS.limits, headroomPercent: 0, resetMinuteUtc: 0 },
+    });
+    const usage = await gate.usage();
+    expect(usage.createJob).toMatchObject({ used: 0, limit: 1200, remaining: 1200 });
+    expect(usage.jobStatus).toMatchObject({ used: 0, limit: 3600, remaining: 3600 });
+  });
+
+  it('a fresh start under the same workflow id is a new import: a second job, and the file sent to it', async () => {
+    const workflowId = `e2e-fresh-${randomUUID()}`;
+    const start = () =>
+      env.client.workflow.execute<typeof importFile>('importFile', {
+        taskQueue,
+        workflowId,
+        args: [input('e2e fresh start')],
+      });
+    const first = await start();
+    const second = await start();
+    expect(second).toMatchObject({ jobReused: false, uploadSkipped: false, state: 'completed' });
+    expect(second.jobId).not.toBe(first.jobId);
+    expect(sim.job(first.jobId)?.uploads).toBe(1);
+    expect(sim.job(second.jobId)?.uploads).toBe(1);
+  }, 120_000);
+
+  it('a job the service marked failed is never reused: the nightly retry of its object imports it into a new job', async () => {
+    const feedId = `e2e${randomUUID().slice(0, 8)}`;
+    const night = (n: number) =>
+      env.client.workflow.execute<typeof nightlyImport>('nightlyImport', {
+        taskQueue,
+        workflowId: `nightly-${feedId}-${n}`,
+        args: [
+          {
+            feedId,
+            feed: {
+              bucket: BUCKET,
+              prefix: '',
+              pattern: '^accounts\\.csv$',
+              entityType: 'Account',
+              listAction: 'insert',
+              maxConcurrentImports: 1,
+              tenant: TENANT,
+            },
+          },
+        ],
+      });
+    sim.setJobOutcome('failed');
+    try {
+      expect(await night(1)).toMatchObject({ started: 1, succeeded: 0, failedCount: 1 });
+    } finally {
+      sim.setJobOutcome('completed');
+    }
+    expect(await night(2)).toMatchObject({ started: 1, succeeded: 1, failedCount: 0 });
+    const jobs = sim.jobs().filter((j) => j.dataImportName.includes(`nightly ${feedId}:`));
+    expect(jobs.map((j) => [j.state, j.uploads])).toEqual([
+      ['failed', 1],
+      ['completed', 1],
+    ]);
+  }, 180_000);
+
+  it('executions sharing a jobScope share the job: a retry after a job timeout picks it up, nothing is sent again', async () => {
+    const scoped: ImportFileInput = { ...input('e2e shared scope'), jobScope: `e2e-scope-${randomUUID()}` };
+    const workflowId = `e2e-scope-${randomUUID()}`;
+    // A job timeout shorter than the processing: the first execution ends JobTimedOut (or, on a slow
+    // machine, completed at its one poll); either way the job has the file.
+    await env.client.workflow
+      .execute<typeof importFile>('importFile', { taskQueue, workflowId, args: [{ ...scoped, jobTimeoutMs: 1 }] })
+      .catch((err: unknown) => expect(String(err)).toMatch(/failed/));
+    const retried = await env.client.workflow.execute<typeof importFile>('importFile', {
+      taskQueue,
+      workflowId,
+      args: [scoped],
+    });
+    expect(retried).toMatchObject({ jobReused: true, uploadSkipped: true, state: 'completed' });
+    expect(sim.job(retried.jobId)?.uploads).toBe(1);
+    expect(sim.jobs().filter((j) => j.dataImportName.includes('e2e shared scope'))).toHaveLength(1);
+  }, 120_000);
+});

@@ -1,0 +1,230 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { ScheduleDescription, ScheduleOptions, ScheduleUpdateOptions } from '@temporalio/client';
+import { ScheduleOverlapPolicy } from '@temporalio/client';
+import { describe, expect, it } from 'vitest';
+import type { FeedConfig } from '../../../temporal.config.js';
+import {
+  applySchedules,
+  DEFAULT_APPLY_CONCURRENCY,
+  DEFINITION_HASH_MEMO,
+  desiredSchedule,
+  desiredSchedules,
+  planSchedules,
+  type ScheduleApi,
+  type ScheduleHandleApi,
+} from '../../../worker/cli/schedules.js';
+
+function feed(id: string, overrides: Partial<FeedConfig> = {}): FeedConfig {
+  return {
+    id,
+    bucket: 'crm-drops',
+    prefix: `${id}/`,
+    entityType: 'Account',
+    listAction: 'insert',
+    maxConcurrentImports: 2,
+    schedule: { time: '02:30', timeZone: 'Europe/Berlin', catchupWindowMs: 6 * 3_600_000, pauseOnFailure: false },
+    ...overrides,
+  };
+}
+
+/** An in-memory stand-in for the Temporal schedule client: the server cannot run here. */
+class FakeScheduleClient implements ScheduleApi {
+  readonly schedules = new Map<string, { options: ScheduleOptions; paused: boolean; note?: string }>();
+  readonly calls: string[] = [];
+  /** The most calls that were ever in flight together (each call takes one event-loop turn, like a round trip). */
+  maxInFlight = 0;
+  private inFlight = 0;
+
+  private async roundTrip(): Promise<void> {
+    this.inFlight += 1;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    await nextTurn();
+    this.inFlight -= 1;
+  }
+
+  async *list() {
+    for (const scheduleId of this.schedules.keys()) yield { scheduleId };
+  }
+
+  async create(options: ScheduleOptions) {
+    await this.roundTrip();
+    if (this.schedules.has(options.scheduleId)) throw new Error(`schedule ${options.scheduleId} already exists`);
+    this.calls.push(`create ${options.scheduleId}`);
+    this.schedules.set(options.scheduleId, { options, paused: false });
+  }
+
+  getHandle(scheduleId: string): ScheduleHandleApi {
+    const get = () => {
+      const s = this.schedules.get(scheduleId);
+      if (!s) throw new Error(`schedule ${scheduleId} not found`);
+      return s;
+    };
+    return {
+      describe: async () => {
+        await this.roundTrip();
+        const s = get();
+        return {
+          action: s.options.action,
+          state: { paused: s.paused, note: s.note },
+        } as unknown as ScheduleDescription;
+      },
+      update: async (fn: (previous: ScheduleDescription) => ScheduleUpdateOptions) => {
+        await this.roundTrip();
+        const s = get();
+        const next = fn({ action: s.options.action, state: { paused: s.paused, note: s.note } } as ScheduleDescription);
+        this.calls.push(`update ${scheduleId}`);
+        s.options = { ...s.options, spec: next.spec, action: next.action, policies: next.policies };
+        const state = next.state as { paused?: boolean; note?: string };
+        s.paused = state.paused ?? false;
+        s.note = state.note;
+      },
+      delete: async () => {
+        get();
+        this.calls.push(`delete ${scheduleId}`);
+        this.schedules.delete(scheduleId);
+      },
+      trigger: async () => {
+        this.calls.push(`trigger ${scheduleId}`);
+      },
+    };
+  }
+}
+
+const ids = (xs: { scheduleId: string }[]) => xs.map((x) => x.scheduleId);
+
+describe('desiredSchedule', () => {
+  it('runs nightlyImport at the feed time in its zone, skipping overlaps, carrying the feed settings', () => {
+    const d = desiredSchedule(feed('accounts', { pattern: '\\.csv$' }), 'bulk-import', 'acme');
+    expect(d.scheduleId).toBe('nightly-accounts');
+    expect(d.options.spec).toEqual({
+      calendars: [{ hour: 2, minute: 30, comment: 'feed accounts' }],
+      timezone: 'Europe/Berlin',
+    });
+    expect(d.options.policies).toEqual({
+      overlap: ScheduleOverlapPolicy.SKIP,
+      catchupWindow: 6 * 3_600_000,
+      pauseOnFailure: false,
+    });
+    expect(d.options.action).toMatchObject({
+      type: 'startWorkflow',
+      workflowType: 'nightlyImport',
+      taskQueue: 'bulk-import',
+      workflowId: 'nightly-accounts',
+      memo: { [DEFINITION_HASH_MEMO]: d.definitionHash },
+    });
+    expect(d.options.action.args).toEqual([
+      {
+        feedId: 'accounts',
+        feed: {
+          bucket: 'crm-drops',
+          prefix: 'accounts/',
+          pattern: '\\.csv$',
+          entityType: 'Account',
+          listAction: 'insert',
+          maxConcurrentImports: 2,
+          tenant: 'acme',
+        },
+      },
+    ]);
+  });
+
+  it("uses the feed's own tenant over the default", () => {
+    const d = desiredSchedule(feed('a', { tenant: 'other' }), 'q', 'acme');
+    expect(d.options.action.args?.[0]).toMatchObject({ feed: { tenant: 'other' } });
+  });
+
+  it('hashes equal definitions equally and any change to spec, policy or action differently', () => {
+    const base = desiredSchedule(feed('a'), 'q', 't').definitionHash;
+    expect(desiredSchedule(feed('a'), 'q', 't').definitionHash).toBe(base);
+    const changed = [
+      desiredSchedule(feed('a', { schedule: { ...feed('a').schedule, time: '03:30' } }), 'q', 't'),
+      desiredSchedule(feed('a', { schedule: { ...feed('a').schedule, pauseOnFailure: true } }), 'q', 't'),
+      desiredSchedule(feed('a', { listAction: 'replace' }), 'q', 't'),
+      desiredSchedule(feed('a'), 'other-queue', 't'),
+    ];
+    for (const d of changed) expect(d.definitionHash).not.toBe(base);
+  });
+});
+
+describe('planSchedules', () => {
+  const a = desiredSchedule(feed('a'), 'q', 't');
+  const b = desiredSchedule(feed('b'), 'q', 't');
+  const c = desiredSchedule(feed('c'), 'q', 't');
+
+  it('creates missing, updates changed, leaves equal ones alone, and deletes nothing without prune', () => {
+    const plan = planSchedules(
+      [a, b, c],
+      [
+        { scheduleId: 'nightly-b', definitionHash: 'stale' },
+        { scheduleId: 'nightly-c', definitionHash: c.definitionHash },
+        { scheduleId: 'nightly-gone' },
+      ],
+      { prune: false },
+    );
+    expect(ids(plan.create)).toEqual(['nightly-a']);
+    expect(ids(plan.update)).toEqual(['nightly-b']);
+    expect(ids(plan.unchanged)).toEqual(['nightly-c']);
+    expect(plan.delete).toEqual([]);
+  });
+
+  it('with prune deletes only schedules with the nightly- prefix that no feed wants', () => {
+    const plan = planSchedules([a], [{ scheduleId: 'nightly-gone' }, { scheduleId: 'billing-report' }], {
+      prune: true,
+    });
+    expect(plan.delete).toEqual(['nightly-gone']);
+  });
+
+  it('updates a schedule that carries no definition hash (made by hand)', () => {
+    expect(ids(planSchedules([a], [{ scheduleId: 'nightly-a' }], { prune: false }).update)).toEqual(['nightly-a']);
+  });
+});
+
+describe('applySchedules against a fake schedule client', () => {
+  it('creates every schedule the first time and changes nothing the second time', async () => {
+    const client = new FakeScheduleClient();
+    const desired = desiredSchedules([feed('a'), feed('b')], 'q', 't');
+    const first = await applySchedules(client, desired, { prune: false, dryRun: false });
+    expect(ids(first.create)).toEqual(['nightly-a', 'nightly-b']);
+    const second = await applySchedules(client, desired, { prune: false, dryRun: false });
+    expect(ids(second.unchanged)).toEqual(['nightly-a', 'nightly-b']);
+    expect(client.calls).toEqual(['create nightly-a', 'create nightly-b']);
+  });
+
+  it('updates a changed feed, keeps an operator pause, and prunes a removed feed', async () => {
+    const client = new FakeScheduleClient();
+    await applySchedules(client, desiredSchedules([feed('a'), feed('b')], 'q', 't'), { prune: false, dryRun: false });
+    const stored = client.schedules.get('nightly-a');
+    if (stored) stored.paused = true;
+    const changedA = feed('a', { schedule: { ...feed('a').schedule, time: '04:00' } });
+    const plan = await applySchedules(client, desiredSchedules([changedA], 'q', 't'), { prune: true, dryRun: false });
+    expect(ids(plan.update)).toEqual(['nightly-a']);
+    expect(plan.delete).toEqual(['nightly-b']);
+    expect(client.schedules.get('nightly-a')?.options.spec.calendars).toEqual([
+      { hour: 4, minute: 0, comment: 'feed a' },
+    ]);
+    expect(client.schedules.get('nightly-a')?.paused).toBe(true);
+    expect([...client.schedules.keys()]).toEqual(['nightly-a']);
+  });
+
+  it('describes, creates and updates a hundred schedules a bounded number at a time, not one by one', async () => {
+    const client = new FakeScheduleClient();
+    const feeds = Array.from({ length: 100 }, (_, i) => feed(`f${i}`));
+    await applySchedules(client, desiredSchedules(feeds, 'q', 't'), { prune: false, dryRun: false });
+    expect(client.schedules.size).toBe(100);
+    expect(client.maxInFlight).toBe(DEFAULT_APPLY_CONCURRENCY);
+
+    const moved = feeds.map((f) => ({ ...f, schedule: { ...f.schedule, time: '05:00' } }));
+    const fresh = new FakeScheduleClient();
+    for (const [id, s] of client.schedules) fresh.schedules.set(id, s);
+    const plan = await applySchedules(fresh, desiredSchedules(moved, 'q', 't'), { prune: false, dryRun: false });
+    expect(plan.update).toHaveLength(100);
+    expect(fresh.maxInFlight).toBe(DEFAULT_APPLY_CONCURRENCY);
+  });
+
+  it('with dry-run reports the plan and touches nothing', async () => {
+    const client = new FakeScheduleClient();
+    const plan = await applySchedules(client, desiredSchedules([feed('a')], 'q', 't'), { prune: true, dryRun: true });
+    expect(ids(plan.create)).toEqual(['nightly-a']);
+    expect(client.calls).toEqual([]);
+  });
+});

@@ -1,0 +1,341 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { inspect } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import {
+  CONFIG_VARIABLES,
+  ConfigError,
+  documentedDefault,
+  loadBudgetSettings,
+  loadClientConfig,
+  loadConfig,
+  loadFeeds,
+  loadTemporalConfig,
+  parseDuration,
+  parseSize,
+  type VariableName,
+} from '../../../temporal.config.js';
+
+const SERVICE = { COMPANY_DATA_BASE_URL: 'http://127.0.0.1:8089', COMPANY_DATA_TOKEN: 'tok-config-test-secret' };
+
+function tmpFile(name: string, content: string): string {
+  const path = join(mkdtempSync(join(tmpdir(), 'config-test-')), name);
+  writeFileSync(path, content);
+  return path;
+}
+
+function errorOf(fn: () => unknown): ConfigError {
+  try {
+    fn();
+  } catch (e) {
+    expect(e).toBeInstanceOf(ConfigError);
+    return e as ConfigError;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('configuration defaults', () => {
+  it('runs on embedded defaults when the service is not needed', () => {
+    const c = loadConfig({});
+    expect(c.temporal).toMatchObject({
+      namespace: 'default',
+      taskQueue: 'bulk-import',
+      uiUrl: 'http://localhost:8233',
+    });
+    expect(c.temporal.connection.address).toBe('localhost:7233');
+    expect(c.service).toBeUndefined();
+    expect(c.tenant).toBe('default');
+    expect(c.budget.limits).toEqual({
+      createJob: 1200,
+      submitData: 1200,
+      jobStatus: 3600,
+      listJobs: 3600,
+      listSources: 3600,
+      activityTypes: 3600,
+      activityFields: 3600,
+    });
+    expect(c.budget.resetMinuteUtc).toBe(0);
+    expect(c.poll.scheduleMs).toEqual([5000, 10000, 20000, 40000, 60000]);
+    expect(c.poll.jobTimeoutMs).toBe(24 * 3600 * 1000);
+    expect(c.maxFileBytes).toBe(5_000_000_000);
+    expect(c.feeds).toEqual([]);
+  });
+
+  it('reads the Temporal address and namespace by the SDK conventions', () => {
+    const c = loadConfig({ TEMPORAL_ADDRESS: 'temporal.internal:7233', TEMPORAL_NAMESPACE: 'imports' });
+    expect(c.temporal.connection.address).toBe('temporal.internal:7233');
+    expect(c.temporal.namespace).toBe('imports');
+  });
+
+  it('applies budgets, headroom and the reset time', () => {
+    const c = loadConfig({
+      IMPORT_BUDGET_WRITE_DAILY: '100',
+      IMPORT_BUDGET_READ_DAILY: '300',
+      IMPORT_BUDGET_HEADROOM_PERCENT: '10',
+      IMPORT_BUDGET_RESET_UTC: '06:30',
+    });
+    expect(c.budget.limits.createJob).toBe(100);
+    expect(c.budget.limits.submitData).toBe(100);
+    expect(c.budget.limits.jobStatus).toBe(300);
+    expect(c.budget.headroomPercent).toBe(10);
+    expect(c.budget.resetMinuteUtc).toBe(6 * 60 + 30);
+  });
+});
+
+describe('configuration errors name the variable and what it expects', () => {
+  it.each([
+    [{ IMPORT_BUDGET_WRITE_DAILY: 'lots' }, /^IMPORT_BUDGET_WRITE_DAILY must be a whole number from 1 to/],
+    [{ IMPORT_BUDGET_RESET_UTC: '24:00' }, /^IMPORT_BUDGET_RESET_UTC must be a UTC time HH:MM; got "24:00"/],
+    [{ IMPORT_POLL_SCHEDULE: '5s,soon' }, /^IMPORT_POLL_SCHEDULE must be comma-separated durations/],
+    [{ IMPORT_JOB_TIMEOUT: '-1h' }, /^IMPORT_JOB_TIMEOUT must be a duration/],
+    [{ IMPORT_MAX_FILE_BYTES: '5 parsecs' }, /^IMPORT_MAX_FILE_BYTES must be a size/],
+    [{ IMPORT_MAX_FILE_BYTES: '5000000001' }, /^IMPORT_MAX_FILE_BYTES must be a size from 1 byte to 5GB/],
+    [{ IMPORT_MAX_FILE_BYTES: '5GiB' }, /^IMPORT_MAX_FILE_BYTES must be a size from 1 byte to 5GB/],
+    [{ S3_ENDPOINT: 'ftp://files' }, /^S3_ENDPOINT must be an http\(s\) URL/],
+    [{ S3_FORCE_PATH_STYLE: 'maybe' }, /^S3_FORCE_PATH_STYLE must be true or false/],
+    [{ IMPORT_TENANT: 'has space' }, /^IMPORT_TENANT must be 1-64 letters/],
+    [{ WORKER_METRICS_PORT: '70000' }, /^WORKER_METRICS_PORT must be a whole number from 0 to 65535/],
+    [{ LOG_LEVEL: 'LOUD' }, /^LOG_LEVEL must be one of TRACE, DEBUG, INFO, WARN, ERROR/],
+    [{ TEMPORAL_TLS: 'maybe' }, /^TEMPORAL_TLS must be true, false, 1 or 0; got "maybe"/],
+    [{ TEMPORAL_CONFIG_FILE: '/nonexistent/temporal.toml' }, /^TEMPORAL_CONFIG_FILE must be a readable file/],
+    [{ WORKFLOW_BUNDLE_PATH: '/nonexistent/bundle.js' }, /^WORKFLOW_BUNDLE_PATH must be a readable file/],
+    [{ TEMPORAL_ADDRESS: 'not an address' }, /^TEMPORAL_ADDRESS must be host:port, e.g. temporal.internal:7233/],
+    [{ TEMPORAL_ADDRESS: 'http://temporal:7233' }, /^TEMPORAL_ADDRESS must be host:port/],
+    [{ TEMPORAL_ADDRESS: 'temporal:0' }, /^TEMPORAL_ADDRESS must be host:port/],
+    [{ WORKER_CONNECT_TIMEOUT: 'forever' }, /^WORKER_CONNECT_TIMEOUT must be a duration/],
+  ])('%o', (env, message) => {
+    const err = errorOf(() => loadConfig(env));
+    expect(err.message).toMatch(message);
+    expect(err.message.split('\n')).toHaveLength(1);
+  });
+
+  it('requires the service URL and a token when the service is needed', () => {
+    expect(errorOf(() => loadConfig({}, { needsService: true })).message).toMatch(/^COMPANY_DATA_BASE_URL must be/);
+    expect(
+      errorOf(() => loadConfig({ COMPANY_DATA_BASE_URL: 'https://api.example.com' }, { needsService: true })).message,
+    ).toBe(
+      'exactly one of COMPANY_DATA_TOKEN, COMPANY_DATA_TOKEN_FILE, COMPANY_DATA_CLIENT_ID must be set: the worker needs one way to get its service token; none is set',
+    );
+  });
+
+  it('refuses plain http to anything but loopback', () => {
+    const err = errorOf(() =>
+      loadConfig({ ...SERVICE, COMPANY_DATA_BASE_URL: 'http://api.example.com' }, { needsService: true }),
+    );
+    expect(err.message).toMatch(/must be https/);
+    for (const url of ['http://127.0.0.1:1', 'http://localhost:2', 'http://[::1]:3', 'https://api.example.com']) {
+      expect(loadConfig({ ...SERVICE, COMPANY_DATA_BASE_URL: url }, { needsService: true }).service?.baseUrl).toBe(url);
+    }
+  });
+
+  it('names an unreadable token file without reading it into the message', () => {
+    const err = errorOf(() =>
+      loadConfig(
+        { COMPANY_DATA_BASE_URL: SERVICE.COMPANY_DATA_BASE_URL, COMPANY_DATA_TOKEN_FILE: '/nonexistent/token' },
+        { needsService: true },
+      ),
+    );
+    expect(err.message).toMatch(/^COMPANY_DATA_TOKEN_FILE must be a readable file.*\/nonexistent\/token/);
+  });
+});
+
+describe('each caller reads only what it uses', () => {
+  const workerTypos = { UPLOAD_PART_SIZE: '8mb', LOG_LEVEL: 'info', WORKER_METRICS_PORT: 'none' };
+
+  it('lets the CLI connect whatever the worker-only variables hold', () => {
+    const c = loadClientConfig({ ...workerTypos, TEMPORAL_ADDRESS: '[::1]:7233', IMPORT_TENANT: 'acme' });
+    expect(c.temporal.connection.address).toBe('[::1]:7233');
+    expect(c.tenant).toBe('acme');
+  });
+
+  it('still stops the worker on each of them', () => {
+    expect(errorOf(() => loadConfig(workerTypos)).message).toMatch(/^UPLOAD_PART_SIZE must be a size/);
+  });
+
+  it('reads budgets and feeds on their own', () => {
+    expect(loadBudgetSettings({ ...workerTypos, IMPORT_BUDGET_READ_DAILY: '10' }).limits.jobStatus).toBe(10);
+    expect(loadFeeds(workerTypos)).toEqual([]);
+  });
+
+  it('accepts TLS switches the SDK understands', () => {
+    expect(loadTemporalConfig({ TEMPORAL_TLS: '1' }).connection.tls).toEqual({});
+    expect(loadTemporalConfig({ TEMPORAL_TLS: 'false' }).connection.tls).toBe(false);
+  });
+});
+
+describe('the token stays secret', () => {
+  it('is redacted in JSON, string and inspect forms of the configuration', () => {
+    const c = loadConfig(SERVICE, { needsService: true });
+    expect(JSON.stringify(c)).not.toContain(SERVICE.COMPANY_DATA_TOKEN);
+    expect(inspect(c, { depth: 10 })).not.toContain(SERVICE.COMPANY_DATA_TOKEN);
+    expect(String(c.service?.token.kind === 'env' && c.service.token.token)).toBe('[redacted]');
+    expect(c.service?.token.kind === 'env' && c.service.token.token.reveal()).toBe(SERVICE.COMPANY_DATA_TOKEN);
+  });
+
+  it('reads a token file, so a sidecar can rotate it', () => {
+    const path = tmpFile('token', 'from-file\n');
+    const c = loadConfig(
+      { COMPANY_DATA_BASE_URL: SERVICE.COMPANY_DATA_BASE_URL, COMPANY_DATA_TOKEN_FILE: path },
+      { needsService: true },
+    );
+    expect(c.service?.token).toEqual({ kind: 'file', path });
+  });
+});
+
+describe('the client-credentials token source', () => {
+  const BASE = { COMPANY_DATA_BASE_URL: 'https://api.example.com/company' };
+  const SECRET = 'client-secret-7d1e';
+
+  it('exchanges at the service host, and the secret is redacted in every form of the configuration', () => {
+    const c = loadConfig(
+      { ...BASE, COMPANY_DATA_CLIENT_ID: 'worker-1', COMPANY_DATA_CLIENT_SECRET: SECRET },
+      { needsService: true },
+    );
+    expect(c.service?.token).toMatchObject({
+      kind: 'client-credentials',
+      tokenUrl: 'https://api.example.com/company/auth/v1/token',
+      clientId: 'worker-1',
+    });
+    expect(JSON.stringify(c)).not.toContain(SECRET);
+    expect(inspect(c, { depth: 10 })).not.toContain(SECRET);
+  });
+
+  it('takes the secret from a file', () => {
+    const file = tmpFile('secret', `${SECRET}\n`);
+    const c = loadConfig(
+      { ...BASE, COMPANY_DATA_CLIENT_ID: 'worker-1', COMPANY_DATA_CLIENT_SECRET_FILE: file },
+      { needsService: true },
+    );
+    expect(c.service?.token).toMatchObject({ kind: 'client-credentials', clientSecret: { file } });
+  });
+
+  it.each([
+    [
+      { COMPANY_DATA_TOKEN: 't', COMPANY_DATA_CLIENT_ID: 'c', COMPANY_DATA_CLIENT_SECRET: SECRET },
+      'COMPANY_DATA_TOKEN and COMPANY_DATA_CLIENT_ID are set',
+    ],
+    [
+      { COMPANY_DATA_TOKEN: 't', COMPANY_DATA_TOKEN_FILE: '/etc/hostname' },
+      'COMPANY_DATA_TOKEN and COMPANY_DATA_TOKEN_FILE are set',
+    ],
+    [
+      { COMPANY_DATA_CLIENT_ID: 'c' },
+      'COMPANY_DATA_CLIENT_SECRET or COMPANY_DATA_CLIENT_SECRET_FILE must be set with COMPANY_DATA_CLIENT_ID; neither is set',
+    ],
+    [
+      {
+        COMPANY_DATA_CLIENT_ID: 'c',
+        COMPANY_DATA_CLIENT_SECRET: SECRET,
+        COMPANY_DATA_CLIENT_SECRET_FILE: '/etc/hostname',
+      },
+      'both are set',
+    ],
+    [
+      { COMPANY_DATA_CLIENT_ID: 'c', COMPANY_DATA_CLIENT_SECRET_FILE: '/nonexistent/secret' },
+      'COMPANY_DATA_CLIENT_SECRET_FILE must be a readable file (holding the client secret); got "/nonexistent/secret"',
+    ],
+  ])('refuses %o with one clear line that never quotes the secret', (env, message) => {
+    const err = errorOf(() => loadConfig({ ...BASE, ...env }, { needsService: true }));
+    expect(err.message).toContain(message);
+    expect(err.message).not.toContain(SECRET);
+    expect(err.message.split('\n')).toHaveLength(1);
+  });
+});
+
+describe('nightly feeds', () => {
+  const feed = {
+    id: 'accounts-nightly',
+    bucket: 'crm-exports',
+    prefix: 'accounts/',
+    entityType: 'Account',
+    listAction: 'insert',
+    schedule: { time: '02:30', timeZone: 'Europe/Berlin' },
+  };
+
+  it('loads feeds with schedule defaults', () => {
+    const c = loadConfig({ IMPORT_FEEDS_FILE: tmpFile('feeds.json', JSON.stringify([feed])) });
+    expect(c.feeds).toEqual([
+      {
+        id: 'accounts-nightly',
+        bucket: 'crm-exports',
+        prefix: 'accounts/',
+        entityType: 'Account',
+        listAction: 'insert',
+        maxConcurrentImports: 2,
+        schedule: { time: '02:30', timeZone: 'Europe/Berlin', catchupWindowMs: 6 * 3600 * 1000, pauseOnFailure: false },
+      },
+    ]);
+  });
+
+  it('requires listAction on a feed, because replace and delete are destructive', () => {
+    const { listAction: _omitted, ...noAction } = feed;
+    const err = errorOf(() => loadConfig({ IMPORT_FEEDS_FILE: tmpFile('f.json', JSON.stringify([noAction])) }));
+    expect(err.message).toMatch(/feeds\[0\]\.listAction: required for feeds/);
+  });
+
+  it.each([
+    [{ entityType: 'Activity' }, /feeds\[0\]: activityTypeId is required when entityType is Activity/],
+    [{ listAction: 'merge' }, /feeds\[0\]: listAction must be one of replace, insert, delete, noop, got "merge"/],
+    [{ tenant: 'has space' }, /feeds\[0\]: tenant must be 1-64 characters/],
+    [{ schedule: { timeZone: 'Mars/Olympus' } }, /feeds\[0\]\.schedule\.timeZone: an IANA time zone/],
+    [{ pattern: '([' }, /feeds\[0\]\.pattern: a valid regular expression/],
+    [{ fieldMappings: { sourceId: 'x', objectType: 'account', mappings: [] } }, /fieldMappings\.sourceId must be/],
+    [{ surprise: true }, /feeds\[0\]/],
+  ])('rejects %o', (change, message) => {
+    const err = errorOf(() =>
+      loadConfig({ IMPORT_FEEDS_FILE: tmpFile('f.json', JSON.stringify([{ ...feed, ...change }])) }),
+    );
+    expect(err.message).toMatch(message);
+  });
+
+  it('refuses a source id too large for a JSON number, quoting the digits the file holds', () => {
+    const mappings = {
+      objectType: 'person',
+      mappings: [{ sourceFieldLabel: 'E', serviceFieldName: 'e', dataType: 's' }],
+    };
+    const text = JSON.stringify([{ ...feed, fieldMappings: { sourceId: 1, ...mappings } }]).replace(
+      '"sourceId":1',
+      '"sourceId":9007199254740993',
+    );
+    const err = errorOf(() => loadConfig({ IMPORT_FEEDS_FILE: tmpFile('f.json', text) }));
+    expect(err.message).toMatch(/feeds\[0\]\.fieldMappings\.sourceId 9007199254740993 is too large for a JSON number/);
+    expect(err.message).toContain('"sourceId": "9007199254740993"');
+  });
+
+  it('keeps a source id written as a string exact', () => {
+    const set = {
+      sourceId: '9007199254740993',
+      objectType: 'person',
+      mappings: [{ sourceFieldLabel: 'E', serviceFieldName: 'e', dataType: 's' }],
+    };
+    const c = loadConfig({ IMPORT_FEEDS_FILE: tmpFile('f.json', JSON.stringify([{ ...feed, fieldMappings: set }])) });
+    expect(c.feeds[0]?.fieldMappings?.sourceId).toBe('9007199254740993');
+  });
+
+  it('rejects duplicate feed ids', () => {
+    const err = errorOf(() => loadConfig({ IMPORT_FEEDS_FILE: tmpFile('f.json', JSON.stringify([feed, feed])) }));
+    expect(err.message).toMatch(/feed id "accounts-nightly" appears twice/);
+  });
+});
+
+describe('units', () => {
+  it('parses durations and sizes', () => {
+    expect(parseDuration('500ms')).toBe(500);
+    expect(parseDuration('1.5h')).toBe(5_400_000);
+    expect(parseDuration('soon')).toBeUndefined();
+    expect(parseSize('8MiB')).toBe(8 * 1024 * 1024);
+    expect(parseSize('5GB')).toBe(5e9);
+    expect(parseSize('12')).toBe(12);
+    expect(parseSize('1 TB')).toBeUndefined();
+  });
+});
+
+describe('the README documents every configuration variable', () => {
+  const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+  it.each(Object.keys(CONFIG_VARIABLES) as VariableName[])('%s, with its declared meaning and default', (name) => {
+    const shownDefault = documentedDefault(name);
+    const row = `| \`${name}\` | ${CONFIG_VARIABLES[name].doc}.${shownDefault ? ` Default ${shownDefault}` : ''} |`;
+    expect(readme.split('\n')).toContain(row);
+  });
+});

@@ -1,0 +1,194 @@
+/**
+ * `npm run worker` as an operator meets it: the real entry point in a child
+ * process. Bad configuration stops it with one line and exit code 2; a
+ * Temporal server it cannot reach, with one line and exit code 1; the token
+ * shows up in neither. Its stderr is not a terminal here, so every line,
+ * the fatal one included, is JSON.
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { createServer, type Server } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { findTemporalBinary } from '../../../worker/demo/temporal-binaries.js';
+
+const MAIN = fileURLToPath(new URL('../../../worker/process/main.ts', import.meta.url));
+const TOKEN = 'worker-main-test-token-do-not-print';
+const SERVICE = { COMPANY_DATA_BASE_URL: 'http://127.0.0.1:9', COMPANY_DATA_TOKEN: TOKEN };
+
+function baseEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+  return { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env };
+}
+
+interface LogLine {
+  level: string;
+  message: string;
+  [key: string]: unknown;
+}
+
+/** The JSON lines of the output; the AWS SDK's plain Node-version notice is not ours. */
+function logLines(output: string): LogLine[] {
+  return output
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as LogLine);
+}
+
+function runWorker(env: Record<string, string>) {
+  const result = spawnSync(process.execPath, ['--import', 'tsx', MAIN], {
+    env: baseEnv(env),
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
+  const output = `${result.stdout}${result.stderr}`;
+  return { status: result.status, lines: logLines(output), output };
+}
+
+async function freePort(): Promise<number> {
+  const server: Server = createServer();
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const port = (server.address() as { port: number }).port;
+  await new Promise((done) => server.close(done));
+  return port;
+}
+
+describe('the worker entry point', () => {
+  it('stops with one line naming the variable when the configuration is missing', () => {
+    const run = runWorker({ COMPANY_DATA_TOKEN: TOKEN });
+    expect(run.status).toBe(2);
+    expect(run.lines).toEqual([
+      {
+        time: expect.any(String),
+        level: 'FATAL',
+        message: 'COMPANY_DATA_BASE_URL must be the service base URL, e.g. https://api.example.com; it is not set',
+      },
+    ]);
+  });
+
+  it('stops with one line when a value is malformed, without printing the token', () => {
+    const run = runWorker({ ...SERVICE, COMPANY_DATA_BASE_URL: 'http://api.example.com' });
+    expect(run.status).toBe(2);
+    expect(run.lines).toHaveLength(1);
+    expect(run.lines[0]?.message).toMatch(/^COMPANY_DATA_BASE_URL must be https/);
+    expect(run.output).not.toContain(TOKEN);
+  });
+
+  it('names WORKER_METRICS_PORT when the port is taken', async () => {
+    const busy = createServer();
+    await new Promise<void>((done) => busy.listen(0, '0.0.0.0', done));
+    const port = (busy.address() as { port: number }).port;
+    try {
+      const run = runWorker({ ...SERVICE, WORKER_METRICS_PORT: String(port), TEMPORAL_ADDRESS: '127.0.0.1:1' });
+      expect(run.status).toBe(2);
+      expect(run.lines.at(-1)?.message).toBe(
+        `WORKER_METRICS_PORT ${port} is already in use by another process; choose a free port, or 0 to turn metrics off`,
+      );
+    } finally {
+      busy.close();
+    }
+  });
+
+  it('names the Temporal target, TLS, API-key use and both task queues at start, never a secret', () => {
+    const run = runWorker({
+      ...SERVICE,
+      TEMPORAL_ADDRESS: '127.0.0.1:1',
+      TEMPORAL_API_KEY: 'temporal-api-key-do-not-print',
+      WORKER_CONNECT_TIMEOUT: '0',
+      WORKER_METRICS_PORT: '0',
+    });
+    expect(run.lines[0]).toMatchObject({
+      level: 'INFO',
+      message: 'Worker starting',
+      temporal: '127.0.0.1:1',
+      namespace: 'default',
+      tls: true,
+      apiKey: true,
+      taskQueues: ['bulk-import', 'bulk-import-uploads'],
+    });
+    expect(run.output).not.toContain('temporal-api-key-do-not-print');
+    expect(run.output).not.toContain(TOKEN);
+  });
+
+  it('says which Temporal address it cannot reach, without transport internals or the token', () => {
+    for (const address of ['127.0.0.1:1', 'no-such-host.invalid:7233']) {
+      const run = runWorker({
+        ...SERVICE,
+        TEMPORAL_ADDRESS: address,
+        WORKER_CONNECT_TIMEOUT: '0',
+        WORKER_METRICS_PORT: '0',
+        LOG_LEVEL: 'DEBUG',
+      });
+      expect(run.status).toBe(1);
+      expect(run.lines.at(-1)?.message).toMatch(
+        new RegExp(
+          `^Worker failed: cannot reach the Temporal server at ${address.replace(/\./g, '\\.')} \\((connection refused|host name not found)\\); set TEMPORAL_ADDRESS`,
+        ),
+      );
+      expect(run.output).not.toMatch(/tonic|transport::/);
+      expect(run.output).not.toContain(TOKEN);
+    }
+  });
+});
+
+describe('a worker started before its Temporal server', () => {
+  const started: ChildProcess[] = [];
+  afterEach(() => {
+    for (const child of started.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
+  });
+
+  it('retries with backoff, logging each try, and starts polling once the server is up', {
+    timeout: 180_000,
+  }, async () => {
+    const port = await freePort();
+    const worker = spawn(process.execPath, ['--import', 'tsx', MAIN], {
+      env: baseEnv({
+        ...SERVICE,
+        TEMPORAL_ADDRESS: `127.0.0.1:${port}`,
+        WORKER_CONNECT_TIMEOUT: '2m',
+        WORKER_METRICS_PORT: '0',
+      }),
+    });
+    started.push(worker);
+    let stderr = '';
+    const seen = (predicate: (lines: LogLine[]) => boolean) =>
+      new Promise<void>((resolve, reject) => {
+        const check = () => {
+          if (predicate(logLines(stderr))) resolve();
+        };
+        worker.stderr.on('data', (chunk: Buffer) => {
+          stderr += chunk.toString();
+          check();
+        });
+        worker.on('exit', (code) => reject(new Error(`worker exited ${code}:\n${stderr}`)));
+        check();
+      });
+
+    const retries = (lines: LogLine[]) => lines.filter((l) => l.message.startsWith('Temporal server not reachable'));
+    await seen((lines) => retries(lines).length >= 2);
+    const [first, second] = retries(logLines(stderr));
+    expect(first).toMatchObject({
+      level: 'WARN',
+      temporal: `127.0.0.1:${port}`,
+      attempt: 1,
+      reason: 'connection refused',
+    });
+    expect(second?.retryInMs).toBeGreaterThan(first?.retryInMs as number);
+
+    const binary = findTemporalBinary('dev-server');
+    if (!binary) throw new Error('no Temporal dev server binary; run npm run setup:temporal');
+    const server = spawn(
+      binary.path,
+      ['server', 'start-dev', '--headless', '--port', String(port), '--log-level', 'error'],
+      {
+        stdio: 'ignore',
+      },
+    );
+    started.push(server);
+
+    await seen((lines) => lines.some((l) => l.message === 'Worker polling'));
+    const exited = new Promise<number | null>((done) => worker.on('exit', done));
+    worker.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(logLines(stderr).at(-1)?.message).toBe('Worker stopped');
+    expect(stderr).not.toContain(TOKEN);
+  });
+});

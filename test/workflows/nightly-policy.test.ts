@@ -1,0 +1,165 @@
+import { describe, expect, it } from 'vitest';
+import type { BudgetUsage } from '../../workflows/contracts/activities.js';
+import { importInputProblems } from '../../workflows/contracts/import-input.js';
+import { feedObjectWorkflowId, type NightlyFeed } from '../../workflows/contracts/nightly.js';
+import {
+  emptyTally,
+  importAllowance,
+  importInputForObject,
+  MAX_LISTED_FAILURES,
+  nightlyImportName,
+  recordFailure,
+} from '../../workflows/nightly-policy.js';
+
+const feed: NightlyFeed = {
+  bucket: 'crm-drops',
+  prefix: 'accounts/',
+  entityType: 'Account',
+  listAction: 'insert',
+  maxConcurrentImports: 2,
+  tenant: 'acme',
+};
+const object = {
+  key: 'accounts/2026-11-22.csv',
+  etag: 'abc123',
+  sizeBytes: 10,
+  lastModified: '2026-11-22T01:00:00.000Z',
+};
+
+function window(used: number, limit: number, resetsAt = '2026-11-23T00:00:00.000Z') {
+  return { used, limit, remaining: limit - used, resetsAt };
+}
+
+describe('feedObjectWorkflowId', () => {
+  it('is import-<feedId>-<fnv1a64 of bucket/key/etag>, 16 hex digits', () => {
+    expect(feedObjectWorkflowId('accounts', 'b', 'k.csv', 'e1')).toMatch(/^import-accounts-[0-9a-f]{16}$/);
+    // FNV-1a 64 of "b/k.csv/e1", computed independently.
+    expect(feedObjectWorkflowId('accounts', 'b', 'k.csv', 'e1')).toBe(`import-accounts-${fnvReference('b/k.csv/e1')}`);
+  });
+
+  it('gives the same object the same id whether or not its ETag is quoted', () => {
+    expect(feedObjectWorkflowId('f', 'b', 'k', '"abc"')).toBe(feedObjectWorkflowId('f', 'b', 'k', 'abc'));
+  });
+
+  it('gives a changed object (new ETag), another key or another bucket a new id', () => {
+    const base = feedObjectWorkflowId('f', 'b', 'k', 'e1');
+    expect(feedObjectWorkflowId('f', 'b', 'k', 'e2')).not.toBe(base);
+    expect(feedObjectWorkflowId('f', 'b', 'k2', 'e1')).not.toBe(base);
+    expect(feedObjectWorkflowId('f', 'b2', 'k', 'e1')).not.toBe(base);
+  });
+});
+
+describe('importInputForObject', () => {
+  it('builds a valid importFile input that fails (not waits) so the next night retries it', () => {
+    const input = importInputForObject('accounts', feed, object);
+    expect(importInputProblems(input)).toEqual([]);
+    expect(input).toEqual({
+      source: { bucket: 'crm-drops', key: 'accounts/2026-11-22.csv' },
+      dataImportName: 'nightly accounts: accounts/2026-11-22.csv',
+      entityType: 'Account',
+      listAction: 'insert',
+      tenant: 'acme',
+      onFailure: 'fail',
+      // The next night's retry is the same import of the same object version: it shares the job.
+      jobScope: feedObjectWorkflowId('accounts', 'crm-drops', object.key, object.etag),
+    });
+  });
+
+  it('carries the activity type and mappings of the feed', () => {
+    const fieldMappings = {
+      sourceId: '9007199254740993',
+      objectType: 'account' as const,
+      mappings: [{ sourceFieldLabel: 'Name', serviceFieldName: 'name', dataType: 'string' }],
+    };
+    const input = importInputForObject(
+      'acts',
+      { ...feed, entityType: 'Activity', activityTypeId: 7, fieldMappings },
+      object,
+    );
+    expect(input.activityTypeId).toBe(7);
+    expect(input.fieldMappings).toEqual(fieldMappings);
+    expect(importInputProblems(input)).toEqual([]);
+  });
+
+  it('keeps a long key within the 200-character name limit, ending with the file name', () => {
+    const key = `${'deep/'.repeat(60)}file-2026.csv`;
+    const name = nightlyImportName('accounts', key);
+    expect(name.length).toBeLessThanOrEqual(200);
+    expect(name.endsWith('file-2026.csv')).toBe(true);
+  });
+});
+
+describe('importAllowance', () => {
+  const now = Date.parse('2026-11-22T12:00:00.000Z');
+
+  it('allows the smaller of the createJob and submitData remainders, minus running children', () => {
+    const usage: BudgetUsage = {
+      createJob: window(1190, 1200),
+      submitData: window(1195, 1200),
+      jobStatus: window(0, 3600),
+    };
+    expect(importAllowance(usage, 0, now)).toEqual({ allowed: 5 });
+    expect(importAllowance(usage, 2, now)).toEqual({ allowed: 3 });
+  });
+
+  it('allows nothing and says when the window reopens once a budget is spent', () => {
+    const usage: BudgetUsage = { createJob: window(1200, 1200), submitData: window(10, 1200) };
+    expect(importAllowance(usage, 0, now)).toEqual({ allowed: 0, reopensAtMs: Date.parse('2026-11-23T00:00:00.000Z') });
+  });
+
+  it('holds back the status polls of every started child: three long jobs cannot spend the 3,600 polls', () => {
+    const usage: BudgetUsage = {
+      createJob: window(0, 1200),
+      submitData: window(0, 1200),
+      jobStatus: window(3500, 3600),
+    };
+    expect(importAllowance(usage, 0, now).allowed).toBe(1);
+    expect(importAllowance(usage, 1, now).allowed).toBe(0);
+    expect(importAllowance(usage, 1, now).reopensAtMs).toBe(Date.parse('2026-11-23T00:00:00.000Z'));
+  });
+
+  it('leaves polls out for runs recorded before they were counted', () => {
+    const usage: BudgetUsage = { createJob: window(0, 1200), jobStatus: window(3600, 3600) };
+    expect(importAllowance(usage, 0, now, { countPolls: false }).allowed).toBe(1200);
+  });
+
+  it('counts running children against what is left', () => {
+    expect(importAllowance({ createJob: window(1198, 1200) }, 2, now).allowed).toBe(0);
+  });
+
+  it('allows nothing while the service refuses (429 before the ledger ran out), until the later instant', () => {
+    const usage: BudgetUsage = {
+      createJob: { ...window(3, 1200, '2026-11-23T00:00:00.000Z'), exhaustedUntil: '2026-11-23T00:05:00.000Z' },
+    };
+    expect(importAllowance(usage, 0, now)).toEqual({ allowed: 0, reopensAtMs: Date.parse('2026-11-23T00:05:00.000Z') });
+  });
+
+  it('ignores a refusal that has already expired', () => {
+    const usage: BudgetUsage = { createJob: { ...window(3, 1200), exhaustedUntil: '2026-11-22T00:00:00.000Z' } };
+    expect(importAllowance(usage, 0, now).allowed).toBe(1197);
+  });
+
+  it('does not limit when the ledger tracks neither endpoint', () => {
+    expect(importAllowance({}, 0, now).allowed).toBe(Number.POSITIVE_INFINITY);
+  });
+});
+
+describe('recordFailure', () => {
+  it('lists the first failures and counts them all', () => {
+    const tally = emptyTally();
+    for (let i = 0; i < MAX_LISTED_FAILURES + 5; i++) {
+      recordFailure(tally, { key: `k${i}`, workflowId: `w${i}`, reason: 'JobFailed: x' });
+    }
+    expect(tally.failed).toHaveLength(MAX_LISTED_FAILURES);
+    expect(tally.failedCount).toBe(MAX_LISTED_FAILURES + 5);
+  });
+});
+
+function fnvReference(text: string): string {
+  let h = 0xcbf29ce484222325n;
+  for (const b of Buffer.from(text, 'utf8')) {
+    h ^= BigInt(b);
+    h = BigInt.asUintN(64, h * 0x100000001b3n);
+  }
+  return h.toString(16).padStart(16, '0');
+}

@@ -1,0 +1,137 @@
+/**
+ * import-worker: the operator's command line. Each command reads only the
+ * configuration it uses (temporal.config.ts), fails with one line and the
+ * exit code of exit-codes.ts (2: usage or configuration, 1: it ran and
+ * failed), and prints results on stdout, warnings and progress on stderr.
+ */
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Command, CommanderError, Option } from 'commander';
+import { ENTITY_TYPES, LIST_ACTIONS, ON_FAILURE_MODES } from '../../workflows/contracts/import-input.js';
+import { abandonSignal, retrySignal } from '../../workflows/contracts/messages.js';
+import { EXIT } from '../shared/exit-codes.js';
+import { packageVersion } from '../shared/version.js';
+import { budgetCommand } from './budget-command.js';
+import { errorLine, exitCodeOf } from './cli-error.js';
+import { type CliContext, processContext } from './context.js';
+import { schedulesApplyCommand, schedulesListCommand, schedulesTriggerCommand } from './schedule-commands.js';
+import { signalCommand } from './signal-commands.js';
+import { startCommand } from './start-command.js';
+import { statusCommand } from './status-command.js';
+
+const ENVIRONMENT_HELP = `
+Configuration comes from the environment, as for the worker: TEMPORAL_ADDRESS,
+TEMPORAL_NAMESPACE, IMPORT_TASK_QUEUE, TEMPORAL_UI_URL, IMPORT_TENANT,
+IMPORT_FEEDS_FILE, the IMPORT_BUDGET_* limits (see the README's configuration
+reference). Exit codes: 0 done, 1 it ran and failed, 2 usage or configuration error.`;
+
+export function buildProgram(ctx: CliContext): Command {
+  const program = new Command('import-worker')
+    .description(
+      'Operate the bulk-import pipeline: start and follow imports, answer failures, read budgets, manage nightly schedules.',
+    )
+    .version(packageVersion(), '-V, --version', 'print the version')
+    .showSuggestionAfterError()
+    // Throw instead of exiting, so one place (main) decides every exit code.
+    .exitOverride()
+    .configureOutput({ outputError: (text) => ctx.warn(text.trimEnd()) })
+    .addHelpText('after', ENVIRONMENT_HELP);
+
+  program
+    .command('start')
+    .description(
+      'Start an importFile workflow for one CSV object in S3 and print its workflow id and Temporal UI link.',
+    )
+    .option('--bucket <bucket>', 'S3 bucket holding the CSV file')
+    .option('--key <key>', 'S3 object key of the CSV file')
+    .option('--name <name>', "dataImportName of the job (default: the key's file name)")
+    .addOption(new Option('--entity-type <type>', 'what the rows are').choices([...ENTITY_TYPES]))
+    .addOption(
+      new Option(
+        '--list-action <action>',
+        'list membership change; replace and delete remove members (default: noop)',
+      ).choices([...LIST_ACTIONS]),
+    )
+    .option('--activity-type-id <id>', 'activity type id (required when --entity-type is Activity)')
+    .option('--import-source <source>', 'create-job source field (service default: CSV)')
+    .option('--mappings-file <file>', 'JSON file with the field mappings: { sourceId, objectType, mappings: [...] }')
+    .option('--tenant <tenant>', 'whose daily budget the calls count against (default: IMPORT_TENANT)')
+    .addOption(
+      new Option(
+        '--on-failure <mode>',
+        'fail, or await-retry: wait for "retry"/"abandon" after a fixable failure',
+      ).choices([...ON_FAILURE_MODES]),
+    )
+    .option('--input <file>', 'JSON file holding the whole importFile input, instead of the flags above')
+    .option(
+      '--workflow-id <id>',
+      "workflow id (default: the object version's, import-<hash of bucket/key/ETag>, as the nightly uses; a version already imported is not imported again)",
+    )
+    .option('--wait', 'follow the import with a progress bar until it ends; exit 1 if it failed')
+    .action((options) => startCommand(options, ctx));
+
+  program
+    .command('status')
+    .description('Show where an import is (phase, job, bytes uploaded, waits) or how it ended.')
+    .argument('<workflowId>', "the import's workflow id")
+    .action((workflowId: string) => statusCommand(workflowId, ctx));
+
+  program
+    .command('retry')
+    .description('Tell an import waiting after a fixable failure (onFailure await-retry) to run the failed step again.')
+    .argument('<workflowId>', "the import's workflow id")
+    .action((workflowId: string) => signalCommand(retrySignal, workflowId, ctx));
+
+  program
+    .command('abandon')
+    .description("Tell an import waiting after a failure to give up: it fails with the step's error.")
+    .argument('<workflowId>', "the import's workflow id")
+    .action((workflowId: string) => signalCommand(abandonSignal, workflowId, ctx));
+
+  program
+    .command('budget')
+    .description('Show the daily API budgets as the ledger counts them: used, limit, remaining, reset time.')
+    .option('--tenant <tenant>', 'tenant to show (default: IMPORT_TENANT)')
+    .action((options: { tenant?: string }) => budgetCommand(options, ctx));
+
+  const schedules = program
+    .command('schedules')
+    .description('Manage the nightly Temporal Schedules, one per feed in IMPORT_FEEDS_FILE.');
+  schedules
+    .command('apply')
+    .description('Create or update one schedule (nightly-<feedId>) per configured feed; idempotent.')
+    .option('--dry-run', 'print the plan without changing anything')
+    .option('--prune', 'also delete nightly-* schedules whose feed is no longer configured')
+    .action((options: { dryRun?: boolean; prune?: boolean }) => schedulesApplyCommand(options, ctx));
+  schedules
+    .command('list')
+    .description('List the nightly schedules with their state, next and last run.')
+    .action(() => schedulesListCommand(ctx));
+  schedules
+    .command('trigger')
+    .description("Run a feed's nightly import now (skipped if its previous run is still going).")
+    .argument('<feedId>', 'the feed id from IMPORT_FEEDS_FILE')
+    .action((feedId: string) => schedulesTriggerCommand(feedId, ctx));
+
+  return program;
+}
+
+/** Runs the CLI; resolves to the exit code. */
+export async function main(argv: string[], ctx: CliContext = processContext): Promise<number> {
+  try {
+    await buildProgram(ctx).parseAsync(argv);
+    return EXIT.ok;
+  } catch (err) {
+    // Commander has already written its own one line (or the help or version).
+    if (!(err instanceof CommanderError)) ctx.warn(`error: ${errorLine(err)}`);
+    return exitCodeOf(err);
+  }
+}
+
+function isEntryPoint(): boolean {
+  return process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url);
+}
+
+if (isEntryPoint()) {
+  process.exitCode = await main(process.argv);
+}

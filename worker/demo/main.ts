@@ -1,0 +1,182 @@
+/**
+ * `npm run demo`: the whole pipeline on one machine with nothing to set up.
+ * Temporal (TEMPORAL_ADDRESS, else a dev server with its Web UI from the
+ * binary worker/demo/temporal-binaries.ts finds, else the SDK's download), S3 (s3rver) holding a generated accounts CSV, the Company Data
+ * Service simulator, and a worker in this process; runs one import end to end
+ * with the progress bar, prints the summary and the UI link, and keeps the
+ * stack up until Ctrl-C (or stops at once with --exit).
+ */
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { makeTelemetryFilterString, Runtime } from '@temporalio/worker';
+import { Command, InvalidArgumentError } from 'commander';
+import { loadConfig } from '../../temporal.config.js';
+import { DEMO_TOKENS, startSimulator } from '../../test/simulator/server.js';
+import type { ImportFileInput } from '../../workflows/contracts/import-input.js';
+import { errorLine } from '../cli/cli-error.js';
+import { workflowUiLink } from '../cli/connect.js';
+import { formatBytes } from '../cli/import-progress.js';
+import { describeResult } from '../cli/start-command.js';
+import { watchImport } from '../cli/watch-import.js';
+import { createLogger } from '../process/logging.js';
+import { startLocalS3 } from './local-s3.js';
+import { startLocalTemporal } from './local-temporal.js';
+import { sampleAccountsCsv } from './sample-csv.js';
+
+const BUCKET = 'demo-imports';
+const KEY = 'accounts/sample-accounts.csv';
+
+interface DemoOptions {
+  exit?: boolean;
+  rows: number;
+}
+
+function positiveInt(text: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected a positive whole number');
+  return n;
+}
+
+function parseArgs(argv: string[]): DemoOptions {
+  return new Command('demo')
+    .description('Run one import end to end on a local stack: Temporal, s3rver, the service simulator and a worker.')
+    .option('--exit', 'stop the stack after the import instead of waiting for Ctrl-C')
+    .option('--rows <n>', 'rows in the generated accounts CSV', positiveInt, 50_000)
+    .addHelpText(
+      'after',
+      '\nTemporal: TEMPORAL_ADDRESS=host:port uses a running server; otherwise a dev server starts from TEMPORAL_SERVER_PATH, the project install (npm run setup:temporal) or PATH, else the SDK downloads one.',
+    )
+    .parse(argv)
+    .opts<DemoOptions>();
+}
+
+const say = (line: string) => process.stdout.write(`${line}\n`);
+
+/**
+ * The worker logs at WARN unless LOG_LEVEL says otherwise: the demo's own lines
+ * tell the story. Installed before the dev server starts, which creates the runtime.
+ */
+function installRuntimeLogger(): Runtime {
+  const { logLevel } = loadConfig({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL || 'WARN' }).worker;
+  return Runtime.install({
+    logger: createLogger(logLevel),
+    telemetryOptions: { logging: { forward: {}, filter: makeTelemetryFilterString({ core: 'WARN' }) } },
+  });
+}
+
+async function demo(options: DemoOptions): Promise<void> {
+  const stack: (() => Promise<void>)[] = [];
+  const shutdown = async () => {
+    for (const stop of stack.reverse()) await stop().catch(() => undefined);
+  };
+  // Idle once everything is torn down, or never used when start-up failed: shut it down so the process can end.
+  const runtime = installRuntimeLogger();
+  try {
+    // Temporal first: without a server nothing else is worth starting, and the failure comes in seconds.
+    const temporal = await startLocalTemporal(process.env);
+    stack.push(() => temporal.env.teardown());
+    say(`Temporal      ${temporal.origin}`);
+    say(
+      `              ${temporal.address} (namespace ${temporal.namespace})${temporal.uiUrl ? `, Web UI ${temporal.uiUrl}` : ''}`,
+    );
+
+    const s3 = await startLocalS3({ buckets: [BUCKET] });
+    stack.push(() => s3.close());
+    const csv = sampleAccountsCsv(options.rows);
+    await s3.client.send(new PutObjectCommand({ Bucket: BUCKET, Key: KEY, Body: csv, ContentType: 'text/csv' }));
+    say(`S3 (s3rver)   ${s3.endpoint}  s3://${BUCKET}/${KEY} (${options.rows} rows, ${formatBytes(csv.length)})`);
+
+    const sim = await startSimulator({ processingMs: 2_000 });
+    stack.push(() => sim.close());
+    say(`Service       ${sim.baseUrl} (simulator)`);
+
+    // The worker's S3 client takes credentials from the AWS default chain, as in production.
+    process.env.AWS_ACCESS_KEY_ID = 'S3RVER';
+    process.env.AWS_SECRET_ACCESS_KEY = 'S3RVER';
+    const config = loadConfig(
+      {
+        ...process.env,
+        TEMPORAL_ADDRESS: temporal.address,
+        TEMPORAL_NAMESPACE: temporal.namespace,
+        TEMPORAL_UI_URL: temporal.uiUrl ?? process.env.TEMPORAL_UI_URL,
+        COMPANY_DATA_BASE_URL: sim.baseUrl,
+        COMPANY_DATA_TOKEN: DEMO_TOKENS.importer,
+        COMPANY_DATA_TOKEN_FILE: undefined,
+        COMPANY_DATA_CLIENT_ID: undefined,
+        S3_ENDPOINT: s3.endpoint,
+        WORKER_METRICS_PORT: '0',
+        IMPORT_POLL_SCHEDULE: '1s,2s,5s',
+      },
+      { needsService: true },
+    );
+
+    // Loaded only now, so that a missing server is reported before the worker's modules load.
+    const { runWorker } = await import('../process/run-worker.js');
+    const stopWorker = new AbortController();
+    const client = temporal.env.client;
+    const workerDone = runWorker({
+      config,
+      connection: temporal.env.nativeConnection,
+      client,
+      signal: stopWorker.signal,
+    });
+    stack.push(async () => {
+      stopWorker.abort();
+      await workerDone;
+    });
+    const input: ImportFileInput = {
+      source: { bucket: BUCKET, key: KEY },
+      dataImportName: 'Demo accounts',
+      entityType: 'Account',
+      listAction: 'insert',
+      tenant: config.tenant,
+    };
+    const workflowId = `demo-accounts-${new Date().toISOString().replace(/[-:.]/g, '').slice(0, 15)}`;
+    const handle = await client.workflow.start('importFile', {
+      taskQueue: config.temporal.taskQueue,
+      workflowId,
+      args: [input],
+    });
+    say(`Import        ${workflowId}`);
+    say(`              ${workflowUiLink(config.temporal, workflowId)}`);
+
+    // A worker that fails or stops must end the demo, not leave it waiting on an import nobody runs.
+    const outcome = await Promise.race([watchImport(handle), workerDone.then(() => undefined)]);
+    if (!outcome) throw new Error('the worker stopped before the import ended');
+    if (!outcome.ok) throw new Error(`import failed: ${outcome.reason}`);
+    const { result } = outcome;
+    const job = sim.job(result.jobId);
+    say(describeResult(result));
+    say(
+      `  service calls: ${Object.entries(result.apiCalls)
+        .map(([endpoint, n]) => `${endpoint} ${n}`)
+        .join(', ')}`,
+    );
+    if (job) {
+      say(
+        `  simulator: job ${job.id} ${job.state}, received ${formatBytes(job.bytesReceived)}, header ${job.header?.join(', ') ?? '-'}`,
+      );
+    }
+    say(`  Temporal UI: ${workflowUiLink(config.temporal, workflowId)}`);
+
+    if (options.exit) return;
+    say('');
+    say('The stack stays up: try the CLI against it, e.g.');
+    say(`  TEMPORAL_ADDRESS=${temporal.address} npm run cli -- status ${workflowId}`);
+    say(`  TEMPORAL_ADDRESS=${temporal.address} npm run cli -- budget`);
+    say('Press Ctrl-C to stop.');
+    await new Promise<void>((resolve) => {
+      process.once('SIGINT', () => resolve());
+      process.once('SIGTERM', () => resolve());
+    });
+  } finally {
+    await shutdown();
+    await runtime.shutdown();
+  }
+}
+
+try {
+  await demo(parseArgs(process.argv));
+} catch (err) {
+  process.stderr.write(`demo: ${errorLine(err)}\n`);
+  process.exitCode = 1;
+}

@@ -1,0 +1,48 @@
+/**
+ * Builds the activities' real dependencies from configuration: the service
+ * client (token from env, a rotating file or a client-credentials exchange), the S3 source, and the budget
+ * gate backed by the tenant's ledger workflow.
+ */
+import type { Client } from '@temporalio/client';
+import { TemporalBudgetGate } from '../../activities/budget/temporal-gate.js';
+import type { ActivityDeps } from '../../activities/index.js';
+import { temporalMappingLocks } from '../../activities/mapping-lock.js';
+import { temporalWorkflowStatuses } from '../../activities/read-import-states.js';
+import { createS3Client } from '../../activities/s3/client.js';
+import { S3Source } from '../../activities/s3/source.js';
+import { ServiceClient } from '../../activities/service/client.js';
+import { createTokenSource } from '../../activities/service/token-source.js';
+import { type Config, ConfigError } from '../../temporal.config.js';
+import { meteredBudgetGate, type WorkerMetrics } from './metrics.js';
+
+export function createActivityDeps(config: Config, client: Client, metrics?: WorkerMetrics): ActivityDeps {
+  const service = config.service;
+  if (!service) throw new ConfigError('COMPANY_DATA_BASE_URL and a token must be configured to run a worker');
+  const gate = new TemporalBudgetGate({
+    client,
+    taskQueue: config.temporal.taskQueue,
+    tenant: config.tenant,
+    settings: config.budget,
+  });
+  return {
+    service: new ServiceClient({
+      baseUrl: service.baseUrl,
+      tokens: createTokenSource(service.token, { requestTimeoutMs: service.requestTimeoutMs }),
+      requestTimeoutMs: service.requestTimeoutMs,
+      uploadIdleTimeoutMs: service.uploadIdleTimeoutMs,
+      onResponse: metrics ? (e) => metrics.apiCall(e.endpoint, e.status ?? 'error') : undefined,
+    }),
+    s3: new S3Source(createS3Client(config.s3)),
+    budget: metrics ? meteredBudgetGate(gate, metrics) : gate,
+    workflows: temporalWorkflowStatuses(client),
+    mappingLocks: temporalMappingLocks(client, config.temporal.taskQueue),
+    settings: {
+      maxFileBytes: config.maxFileBytes,
+      poll: { scheduleMs: config.poll.scheduleMs, jitterRatio: config.poll.jitterRatio },
+      uploadIdleTimeoutMs: service.uploadIdleTimeoutMs,
+      partSizeBytes: config.upload.partSizeBytes,
+      parallelParts: config.upload.parallelParts,
+    },
+    onBytesUploaded: metrics ? (n) => metrics.bytesUploaded(n) : undefined,
+  };
+}

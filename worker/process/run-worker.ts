@@ -1,0 +1,74 @@
+/**
+ * Runs the three workers of one process on a shared connection:
+ * - the main task queue: every workflow and the short activities (status,
+ *   create job, mappings, budget reads), many at once;
+ * - the uploads task queue: only uploadData, a few at once, because each
+ *   moves gigabytes through this process;
+ * - the polls task queue: only awaitJobCompletion, which holds a slot for as
+ *   long as a job runs (hours), so it must not take the short activities' slots.
+ * Used by `npm run worker` and in-process by the local demo.
+ */
+import type { Client } from '@temporalio/client';
+import { type NativeConnection, Worker } from '@temporalio/worker';
+import type { ActivityDeps } from '../../activities/index.js';
+import { createActivities } from '../../activities/index.js';
+import type { Config } from '../../temporal.config.js';
+import { pollTaskQueue, uploadTaskQueue } from '../../workflows/contracts/budget.js';
+import { createActivityDeps } from './dependencies.js';
+import type { WorkerMetrics } from './metrics.js';
+import { workflowSource } from './workflow-source.js';
+
+export interface RunWorkerOptions {
+  config: Config;
+  connection: NativeConnection;
+  client: Client;
+  metrics?: WorkerMetrics;
+  /** Aborting it shuts the workers down gracefully (the process signals do so too). */
+  signal?: AbortSignal;
+  /** Overrides the dependencies built from config (tests). */
+  deps?: ActivityDeps;
+  /** Called once the workers are polling. */
+  onReady?: () => void;
+}
+
+export async function runWorker(options: RunWorkerOptions): Promise<void> {
+  const { config, connection, client, metrics, signal } = options;
+  const deps = options.deps ?? createActivityDeps(config, client, metrics);
+  // awaitJobCompletion stays on the main queue too, for polls scheduled there before polls had their own.
+  const { uploadData, ...shortActivities } = createActivities(deps);
+  const { awaitJobCompletion } = shortActivities;
+  const common = { connection, namespace: config.temporal.namespace };
+
+  const main = await Worker.create({
+    ...common,
+    ...workflowSource(config.worker.workflowBundlePath),
+    taskQueue: config.temporal.taskQueue,
+    activities: shortActivities,
+    maxConcurrentActivityTaskExecutions: config.worker.maxConcurrentActivities,
+  });
+  const uploads = await Worker.create({
+    ...common,
+    taskQueue: uploadTaskQueue(config.temporal.taskQueue),
+    activities: { uploadData },
+    maxConcurrentActivityTaskExecutions: config.worker.maxConcurrentUploads,
+  });
+  const polls = await Worker.create({
+    ...common,
+    taskQueue: pollTaskQueue(config.temporal.taskQueue),
+    activities: { awaitJobCompletion },
+    maxConcurrentActivityTaskExecutions: config.worker.maxConcurrentPolls,
+  });
+
+  const stop = () => {
+    for (const w of [main, uploads, polls]) if (w.getState() === 'RUNNING') w.shutdown();
+  };
+  signal?.addEventListener('abort', stop, { once: true });
+  const running = Promise.all([main.run(), uploads.run(), polls.run()]);
+  options.onReady?.();
+  try {
+    await running;
+  } finally {
+    signal?.removeEventListener('abort', stop);
+    await deps.service.close();
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * Every Update, Signal and Query the workflows handle, defined once with its
+ * types. The workflows register handlers for these definitions and every
+ * caller (budget gate, mapping-lock activity, CLI, tests) sends them, so the
+ * compiler checks both sides. The names are part of recorded histories and
+ * of what operators type in the Temporal UI: never change them.
+ */
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type {
+  ClearExhaustedSignal,
+  DailyLimitAnswer,
+  DailyLimitReport,
+  ExhaustedSignal,
+  LedgerUsage,
+  ReserveRequest,
+  ReserveResult,
+} from './budget.js';
+import type { ImportProgress } from './import-workflow.js';
+import type {
+  AcquireMappingLockAnswer,
+  AcquireMappingLockRequest,
+  MappingLockHolder,
+  ReleaseMappingLockSignal,
+} from './mapping-lock.js';
+
+// The budget ledger (budgetLedger, one per tenant).
+
+/** Grants one call on an endpoint, or answers when the window resets; the request id is also the Update id. */
+export const reserveUpdate = defineUpdate<ReserveResult, [ReserveRequest]>('reserve');
+/** Gives back a grant whose call never reached the service (refused connection, DNS failure). */
+export const releaseUpdate = defineUpdate<void, [ReserveRequest]>('release');
+/** A worker's report of the service's daily-limit 429; answers how long the endpoint stays blocked. */
+export const dailyLimitUpdate = defineUpdate<DailyLimitAnswer, [DailyLimitReport]>('dailyLimitReached');
+/** An operator's block of one endpoint until an instant (a later block than one already known wins). */
+export const exhaustedSignal = defineSignal<[ExhaustedSignal]>('exhausted');
+/** An operator's way out of a block set by mistake: `{ endpoint }` clears one endpoint, `{}` all of them. */
+export const clearExhaustedSignal = defineSignal<[ClearExhaustedSignal]>('clearExhausted');
+/** Used, limit and remaining calls per endpoint in the current window. */
+export const usageQuery = defineQuery<LedgerUsage>('usage');
+
+// The import (importFile).
+
+/** Where the import is: phase, job, waits, last error. */
+export const progressQuery = defineQuery<ImportProgress>('progress');
+/** Re-runs the step that failed, after an operator fixed the cause (onFailure 'await-retry'). */
+export const retrySignal = defineSignal('retry');
+/** Gives up on a failed step: the workflow fails with the step's error. */
+export const abandonSignal = defineSignal('abandon');
+
+// The mapping lock (mappingLock, one per custom source and object type).
+
+/** Takes the lock for an import, or answers who holds it with another set. */
+export const acquireMappingLockUpdate = defineUpdate<AcquireMappingLockAnswer, [AcquireMappingLockRequest]>('acquire');
+/** An import that ends gives the lock back. */
+export const releaseMappingLockSignal = defineSignal<[ReleaseMappingLockSignal]>('release');
+export const mappingLockHoldersQuery = defineQuery<MappingLockHolder[]>('holders');

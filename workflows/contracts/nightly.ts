@@ -1,0 +1,88 @@
+/**
+ * The nightlyImport workflow's contract: its input and result, and which
+ * workflow id an S3 object gets (the CLI and the schedules name imports the
+ * same way). Its decisions are in nightly-policy.ts. Pure code: it runs in the
+ * workflow sandbox, the activities, the schedules command and the tests alike.
+ */
+import type { EntityType, FieldMappingSet, ListAction } from './import-input.js';
+import { fnv1a64 } from './job-key.js';
+
+export const NIGHTLY_WORKFLOW_TYPE = 'nightlyImport';
+export const NIGHTLY_ID_PREFIX = 'nightly-';
+
+/**
+ * A feed's settings as the schedule's action carries them (workflows cannot
+ * read configuration). No secrets: anyone with Temporal UI access reads this.
+ */
+export interface NightlyFeed {
+  bucket: string;
+  prefix: string;
+  /** Regular expression that keys (after the prefix) must match. */
+  pattern?: string;
+  entityType: EntityType;
+  importSource?: string;
+  activityTypeId?: number;
+  listAction: ListAction;
+  fieldMappings?: FieldMappingSet;
+  maxConcurrentImports: number;
+  /** Resolved when the schedule is applied (the feed's own, else the worker's default). */
+  tenant: string;
+}
+
+export interface NightlyFailure {
+  key: string;
+  workflowId: string;
+  reason: string;
+}
+
+/** What one nightly import did, carried across continue-as-new. */
+export interface NightlyTally {
+  started: number;
+  skippedAlreadyImported: number;
+  succeeded: number;
+  /** The first MAX_LISTED_FAILURES failures; failedCount counts them all. */
+  failed: NightlyFailure[];
+  failedCount: number;
+  /** Objects whose start waited for a daily budget window to reset. */
+  deferredForBudget: number;
+  /**
+   * Objects whose import still runs from an earlier night: neither imported
+   * nor started again. Absent in tallies of runs recorded before it existed.
+   */
+  stillRunning?: number;
+}
+
+export type NightlyImportResult = NightlyTally;
+
+export interface NightlyImportInput {
+  feedId: string;
+  feed: NightlyFeed;
+  tally?: NightlyTally;
+  continuationToken?: string;
+  /**
+   * Child starts after which this run continues as new. A run's threshold
+   * must not change while it runs (replay would take another path), so it
+   * travels in the input; runs started before it did use 500.
+   */
+  childStartsPerRun?: number;
+}
+
+/** S3 returns ETags quoted; the same object must get the same id however it was read. */
+export function normaliseEtag(etag: string): string {
+  return etag.replace(/^W\//, '').replace(/^"|"$/g, '');
+}
+
+/**
+ * One object version, one workflow id, whichever feed (or person) starts it:
+ * with ALLOW_DUPLICATE_FAILED_ONLY the same object version is never imported
+ * twice, a failed one can run again, and a changed object (new ETag) is a new
+ * import. Two feeds whose prefixes overlap therefore import an object once.
+ */
+export function objectImportWorkflowId(bucket: string, key: string, etag: string): string {
+  return `import-${fnv1a64(`${bucket}/${key}/${normaliseEtag(etag)}`)}`;
+}
+
+/** The per-feed id nights used before `objectImportWorkflowId`: still looked up, so those imports are not repeated. */
+export function feedObjectWorkflowId(feedId: string, bucket: string, key: string, etag: string): string {
+  return `import-${feedId}-${fnv1a64(`${bucket}/${key}/${normaliseEtag(etag)}`)}`;
+}

@@ -1,0 +1,71 @@
+/**
+ * Timeouts and retries per import step. Transient failures (5xx, timeouts,
+ * network, a concurrency 429) are retried by Temporal with backoff for as long
+ * as they last: an outage is waited out, not turned into a failed import. The
+ * failures in NON_RETRYABLE_FAILURES (derived from the failure table) and the
+ * single failures flagged non-retryable reach the workflow at once, which
+ * decides (budget wait, operator retry, or fail).
+ */
+import type { ActivityOptions, RetryPolicy } from '@temporalio/common';
+import { NON_RETRYABLE_FAILURES } from './contracts/failure-types.js';
+import type { ImportStep } from './contracts/import-workflow.js';
+
+export const ACTIVITY_RETRY_POLICY: RetryPolicy = {
+  initialInterval: '1s',
+  backoffCoefficient: 2,
+  maximumInterval: '5m',
+  // No maximumAttempts: unlimited (the SDK rejects 0), since only transient failures are retried.
+  nonRetryableErrorTypes: [...NON_RETRYABLE_FAILURES],
+};
+
+/** One or a few service calls, or an S3 HEAD and header read. */
+export const SHORT_CALL_TIMEOUT_MS = 2 * 60 * 1000;
+/**
+ * Finding or creating the job: a search over many list pages and a wait for
+ * an uncertain create to settle. It heartbeats its place, so a retry
+ * continues the search; a dead worker is noticed after the heartbeat timeout,
+ * which is longer than the create's settle time.
+ */
+export const CREATE_JOB_TIMEOUT_MS = 10 * 60 * 1000;
+export const CREATE_JOB_HEARTBEAT_MS = 2 * 60 * 1000;
+/** A 5 GB upload at a pessimistic 1 MB/s takes under 1.5 h; 6 h leaves room for a slow link. */
+export const UPLOAD_TIMEOUT_MS = 6 * 60 * 60 * 1000;
+export const UPLOAD_HEARTBEAT_MS = 60 * 1000;
+/** Poll delays are at most 72 s (60 s + jitter), and the activity heartbeats while it sleeps. */
+export const AWAIT_HEARTBEAT_MS = 2 * 60 * 1000;
+/** Room after the job timeout for the last poll and the JobTimedOut report. */
+export const AWAIT_TIMEOUT_MARGIN_MS = 10 * 60 * 1000;
+
+export interface StepOptionsContext {
+  /** The overall job timeout of this import (ms). */
+  jobTimeoutMs: number;
+  /** The queue the upload worker listens on. */
+  uploadTaskQueue: string;
+  /** The queue the job-completion poll worker listens on. */
+  pollTaskQueue: string;
+}
+
+export function activityOptionsFor(step: ImportStep, ctx: StepOptionsContext): ActivityOptions {
+  const retry = ACTIVITY_RETRY_POLICY;
+  switch (step) {
+    case 'inspectSource':
+    case 'applyFieldMappings':
+      return { startToCloseTimeout: SHORT_CALL_TIMEOUT_MS, retry };
+    case 'createImportJob':
+      return { startToCloseTimeout: CREATE_JOB_TIMEOUT_MS, heartbeatTimeout: CREATE_JOB_HEARTBEAT_MS, retry };
+    case 'uploadData':
+      return {
+        taskQueue: ctx.uploadTaskQueue,
+        startToCloseTimeout: UPLOAD_TIMEOUT_MS,
+        heartbeatTimeout: UPLOAD_HEARTBEAT_MS,
+        retry,
+      };
+    case 'awaitJobCompletion':
+      return {
+        taskQueue: ctx.pollTaskQueue,
+        startToCloseTimeout: ctx.jobTimeoutMs + AWAIT_TIMEOUT_MARGIN_MS,
+        heartbeatTimeout: AWAIT_HEARTBEAT_MS,
+        retry,
+      };
+  }
+}
