@@ -9,6 +9,7 @@ import { makeAwaitJobCompletion } from './await-job-completion.js';
 import type { BudgetGate } from './budget/gate.js';
 import { makeCountWindowSpend } from './budget/window-spend.js';
 import { makeCreateImportJob } from './create-import-job.js';
+import { createDryRunActivities } from './dry-run/index.js';
 import { makeInspectSource } from './inspect-source.js';
 import { makeListFeedObjects } from './list-feed-objects.js';
 import type { MappingLocks } from './mapping-lock.js';
@@ -67,6 +68,7 @@ export function createActivities(deps: ActivityDeps) {
     listFeedObjects: makeListFeedObjects({ s3 }),
     readImportStates: makeReadImportStates({ workflows: deps.workflows }),
     countWindowSpend: makeCountWindowSpend({ service }),
+    ...createDryRunActivities({ ...calls, s3, maxFileBytes: settings.maxFileBytes, reference }),
   };
   // The workflows proxy these by name: fail the build if one is missing or its signature drifts from a contract.
   activities satisfies AllActivities;

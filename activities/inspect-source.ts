@@ -43,13 +43,24 @@ export function makeInspectSource(deps: InspectSourceDeps) {
   return async function inspectSource(input: InspectSourceInput): Promise<InspectSourceResult> {
     const facts = await lookAtFile(deps, input);
     const calls = ServiceCalls.forCurrentActivity(deps, input.tenant);
-    await checkImportSource(deps, input, calls);
-    await checkActivityFields(deps, input, facts.header, calls);
+    await checkReferences(deps, input, facts.header, calls);
     return { ...facts, apiCalls: calls.counts };
   };
 }
 
-async function lookAtFile(deps: InspectSourceDeps, input: InspectSourceInput): Promise<FileFacts> {
+/** The reference reads' checks (import source, activity fields), with the caller's calls: the dry run reports them. */
+export async function checkReferences(
+  deps: InspectSourceDeps,
+  input: InspectSourceInput,
+  header: string[],
+  calls: ServiceCalls,
+): Promise<void> {
+  await checkImportSource(deps, input, calls);
+  await checkActivityFields(deps, input, header, calls);
+}
+
+/** The file's own checks (HEAD, header row, labels): no service call. */
+export async function lookAtFile(deps: InspectSourceDeps, input: InspectSourceInput): Promise<FileFacts> {
   for (let look = 1; ; look++) {
     try {
       return await inspectOnce(deps, input);

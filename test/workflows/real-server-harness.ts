@@ -40,6 +40,9 @@ export function scriptedActivities(script: Partial<Record<Step, Outcome[]>>) {
     readImportStates: {},
     listFeedObjects: { objects: [] },
     countWindowSpend: { createJob: 0, submitData: 0, listJobs: 0 },
+    dryRunPreflight: { ok: true, value: inspected, apiCalls: {} },
+    diffFieldMappings: { ok: true, value: { inPlace: true, missing: [], unexpected: [] }, apiCalls: {} },
+    findImportJobs: { ok: true, value: { via: 'none', jobs: [] }, apiCalls: {} },
   };
   const answer = (step: Step) => async (input: unknown) => {
     calls.push({ step, input, taskQueue: Context.current().info.taskQueue });

@@ -14,6 +14,7 @@ import { packageVersion } from '../shared/version.js';
 import { budgetCommand } from './budget-command.js';
 import { errorLine, exitCodeOf } from './cli-error.js';
 import { type CliContext, processContext } from './context.js';
+import { checkDryRunFlags, startDryRunCommand, triggerDryRunCommand } from './dry-run-command.js';
 import { schedulesApplyCommand, schedulesListCommand, schedulesTriggerCommand } from './schedule-commands.js';
 import { signalCommand } from './signal-commands.js';
 import { startCommand } from './start-command.js';
@@ -68,7 +69,12 @@ export function buildProgram(ctx: CliContext): Command {
       "workflow id (default: the object version's, import-<hash of bucket/key/ETag>, as the nightly uses; a version already imported is not imported again)",
     )
     .option('--wait', 'follow the import with a progress bar until it ends; exit 1 if it failed')
-    .action((options) => startCommand(options, ctx));
+    .option('--dry-run', 'report what the import would do (preflight, mapping diff, job, budgets); change nothing')
+    .option('--json', 'with --dry-run: print the report as JSON')
+    .action((options) => {
+      checkDryRunFlags(options);
+      return options.dryRun ? startDryRunCommand(options, ctx) : startCommand(options, ctx);
+    });
 
   program
     .command('status')
@@ -111,7 +117,13 @@ export function buildProgram(ctx: CliContext): Command {
     .command('trigger')
     .description("Run a feed's nightly import now (skipped if its previous run is still going).")
     .argument('<feedId>', 'the feed id from IMPORT_FEEDS_FILE')
-    .action((feedId: string) => schedulesTriggerCommand(feedId, ctx));
+    .option('--dry-run', "report what the nightly would import and each object's verdict; change nothing")
+    .option('--limit <n>', 'with --dry-run: check at most this many objects (default 20)')
+    .option('--json', 'with --dry-run: print the report as JSON')
+    .action((feedId: string, options: { dryRun?: boolean; json?: boolean; limit?: string }) => {
+      checkDryRunFlags(options);
+      return options.dryRun ? triggerDryRunCommand(feedId, options, ctx) : schedulesTriggerCommand(feedId, ctx);
+    });
 
   return program;
 }

@@ -3,6 +3,7 @@
  * decide) and activities (which act). Types only, so workflow code can import
  * them without pulling any I/O into the sandbox. Nothing here carries a secret.
  */
+import type { DryRunActivities } from './dry-run-contract.js';
 import type { ApiCallCounts } from './endpoints.js';
 import type { EntityType, FieldMapping, FieldMappingSet, ListAction } from './import-input.js';
 
@@ -240,4 +241,4 @@ export interface LedgerActivities {
 export type MappingLockActivities = Pick<NightlyActivities, 'readImportStates'>;
 
 /** Every activity any workflow proxies: what the worker must register, checked by the compiler. */
-export type AllActivities = ImportActivities & NightlyActivities & LedgerActivities;
+export type AllActivities = ImportActivities & NightlyActivities & LedgerActivities & DryRunActivities;

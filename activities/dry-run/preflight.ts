@@ -1,0 +1,28 @@
+/**
+ * The dry run's preflight: inspectSource's own checks of the S3 object and
+ * the service's reference reads (the same code, the same per-worker cache),
+ * answering with what they spent also when a check fails.
+ */
+import { Context } from '@temporalio/activity';
+import type { InspectSourceInput } from '../../workflows/contracts/activities.js';
+import type { DryRunStep, PreflightFacts } from '../../workflows/contracts/dry-run-contract.js';
+import { checkReferences, type InspectSourceDeps, lookAtFile } from '../inspect-source.js';
+import { ServiceCalls } from '../service-calls.js';
+import { dryRunStep, refusedStep } from './step.js';
+
+export function makeDryRunPreflight(deps: InspectSourceDeps) {
+  return async function dryRunPreflight(input: InspectSourceInput): Promise<DryRunStep<PreflightFacts>> {
+    let calls: ServiceCalls;
+    try {
+      calls = ServiceCalls.forCurrentActivity(deps, input.tenant);
+    } catch (err) {
+      return refusedStep(err);
+    }
+    Context.current().heartbeat();
+    return dryRunStep(calls, async () => {
+      const facts = await lookAtFile(deps, input);
+      await checkReferences(deps, input, facts.header, calls);
+      return { sizeBytes: facts.sizeBytes, etag: facts.etag, header: facts.header, warnings: facts.warnings };
+    });
+  };
+}

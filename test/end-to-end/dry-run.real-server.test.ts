@@ -1,0 +1,195 @@
+/**
+ * `start --dry-run` and `schedules trigger <feed> --dry-run` on the whole
+ * stack (real Temporal dev server, the real worker, s3rver, the service
+ * simulator), run through the CLI's own entry (`main`) for its exit codes.
+ * The simulator's record is the witness: a dry run creates no job, writes no
+ * mapping and uploads nothing, and the only requests it makes are the reads
+ * its report lists, each budgeted one reserved with the ledger.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../../worker/cli/main.js';
+import { startCommand } from '../../worker/cli/start-command.js';
+import { ledgerWorkflowId } from '../../workflows/contracts/budget.js';
+import type { DryRunFeedReport, DryRunImportReport } from '../../workflows/contracts/dry-run-contract.js';
+import type { FieldMapping } from '../../workflows/contracts/import-input.js';
+import { usageQuery } from '../../workflows/contracts/messages.js';
+import { DEMO_TOKENS } from '../simulator/server.js';
+import type { RequestRecord } from '../simulator/types.js';
+import { cliContext } from '../support/operator-actions.js';
+import { accountsCsv, type OperatorStack, STACK_BUCKET, startOperatorStack } from '../support/operator-stack.js';
+import { requestsPerEndpoint, simJobs, simRequests } from '../support/sim-inspect.js';
+
+const FEED_ID = 'dry';
+const GOOD = 'dry/2026-11-20.csv';
+const IMPORTED = 'dry/2026-11-21.csv';
+const BAD_HEADER = 'dry/2026-11-22.csv';
+const WITH_JOB = 'dry/2026-11-23.csv';
+const MAPPINGS: FieldMapping[] = [
+  { sourceFieldLabel: 'Account Name', serviceFieldName: 'name', dataType: 'string' },
+  { sourceFieldLabel: 'Account Domain', serviceFieldName: 'domain', dataType: 'string' },
+];
+const WRITES = ['createJob', 'submitData', 'putFieldMappings'];
+
+describe('dry runs, on the whole stack', () => {
+  let stack: OperatorStack;
+  let dir: string;
+  let ctx: ReturnType<typeof cliContext>;
+  let mappingsFile: string;
+
+  beforeAll(async () => {
+    stack = await startOperatorStack();
+    await stack.putObject(GOOD, accountsCsv(20_000));
+    await stack.putObject(IMPORTED, accountsCsv(21_000));
+    await stack.putObject(BAD_HEADER, accountsCsv(22_000, 'Name Only'));
+    await stack.putObject(WITH_JOB, accountsCsv(23_000));
+    dir = mkdtempSync(join(tmpdir(), 'dry-run-'));
+    mappingsFile = join(dir, 'mappings.json');
+    writeFileSync(mappingsFile, JSON.stringify({ sourceId: '1001', objectType: 'account', mappings: MAPPINGS }));
+    const feedsFile = join(dir, 'feeds.json');
+    const feed = { id: FEED_ID, bucket: STACK_BUCKET, prefix: 'dry/', entityType: 'Account', listAction: 'insert' };
+    writeFileSync(feedsFile, JSON.stringify({ feeds: [{ ...feed, schedule: { time: '02:00', timeZone: 'UTC' } }] }));
+    ctx = cliContext(stack.workerEnv({ IMPORT_FEEDS_FILE: feedsFile }));
+    await stack.startWorker();
+    // One real import: a version already imported for the dry runs to find, and a running budget ledger
+    // (a ledger's start reads the service's record of its window once, a read no dry run makes).
+    await startCommand({ bucket: STACK_BUCKET, key: IMPORTED, entityType: 'Account', wait: true }, ctx);
+  }, 180_000);
+
+  afterAll(async () => {
+    await stack?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** Runs the CLI; returns its exit code, what it printed, and the requests the simulator saw meanwhile. */
+  async function cli(...args: string[]) {
+    const before = (await simRequests(stack.sim.baseUrl)).length;
+    const jobsBefore = (await simJobs(stack.sim.baseUrl)).length;
+    ctx.printed.length = 0;
+    ctx.warned.length = 0;
+    const code = await main(['node', 'import-worker', ...args], ctx);
+    const requests: RequestRecord[] = (await simRequests(stack.sim.baseUrl)).slice(before);
+    expect((await simJobs(stack.sim.baseUrl)).length).toBe(jobsBefore);
+    expect(requests.filter((r) => WRITES.includes(r.endpoint))).toEqual([]);
+    expect(requests.filter((r) => r.method !== 'GET')).toEqual([]);
+    return { code, out: ctx.printed.join('\n'), err: ctx.warned.join('\n'), requests };
+  }
+  const ledgerUsage = () => stack.env.client.workflow.getHandle(ledgerWorkflowId('default')).query(usageQuery);
+  const startArgs = (key: string) => ['start', '--bucket', STACK_BUCKET, '--key', key, '--entity-type', 'Account'];
+
+  it('reports an import that would go ahead, spending only the reads it lists, each reserved with the ledger', async () => {
+    const reservedBefore = (await ledgerUsage()).listSources.used;
+    const run = await cli(
+      ...startArgs(GOOD),
+      '--import-source',
+      'CSV',
+      '--mappings-file',
+      mappingsFile,
+      '--dry-run',
+      '--json',
+    );
+    expect(run.code).toBe(0);
+    const report = JSON.parse(run.out) as DryRunImportReport & { ok: boolean };
+    expect(report.ok).toBe(true);
+    expect(report.object).toMatchObject({
+      verdict: 'import',
+      problems: [],
+      importState: 'absent',
+      source: { bucket: STACK_BUCKET, key: GOOD },
+      object: { header: ['Account Name', 'Account Domain'] },
+      fieldMappings: { sourceId: '1001', objectType: 'account', inPlace: false, missing: MAPPINGS, unexpected: [] },
+      job: { lookup: 'none', name: expect.stringMatching(/^\[import:<key>\] 2026-11-20\.csv$/) },
+    });
+    expect(report.object.workflowId).toMatch(/^import-[0-9a-f]{16}$/);
+    expect(report.object.budget.map((b) => b.endpoint)).toEqual([
+      'createJob',
+      'submitData',
+      'jobStatus',
+      'listJobs',
+      'listSources',
+    ]);
+    expect(report.object.budget.every((b) => b.remaining !== undefined && !b.waits)).toBe(true);
+    // Exactly the reads the report lists reached the service: the source list and the mapping read.
+    expect(report.spent).toEqual({ listSources: 1, getFieldMappings: 1 });
+    expect(requestsPerEndpoint(run.requests)).toEqual(report.spent);
+    expect((await ledgerUsage()).listSources.used).toBe(reservedBefore + 1);
+  });
+
+  it('prints a readable report and exits 1 with the reasons when the preflight fails', async () => {
+    const missing = await cli(...startArgs('dry/no-such.csv'), '--dry-run');
+    expect(missing.code).toBe(1);
+    expect(missing.out).toContain(`dry run of s3://${STACK_BUCKET}/dry/no-such.csv: would FAIL`);
+    expect(missing.out).toMatch(/problem +\[inspectSource\] SourceNotFound: /);
+    expect(missing.err).toMatch(/^error: dry run: the import would not go ahead: inspectSource: SourceNotFound: /);
+    expect(missing.requests).toEqual([]);
+
+    const header = await cli(...startArgs(BAD_HEADER), '--dry-run', '--json');
+    expect(header.code).toBe(1);
+    const report = JSON.parse(header.out) as DryRunImportReport & { ok: boolean };
+    expect(report).toMatchObject({ ok: false, spent: {}, object: { verdict: 'fail' } });
+    expect(report.object.problems).toEqual([
+      { check: 'inspectSource', type: 'InvalidCsvHeader', message: expect.stringContaining('Account Name') },
+    ]);
+    expect(header.requests).toEqual([]);
+  });
+
+  it('says an object version already imported needs no import, as start would refuse it', async () => {
+    const run = await cli(...startArgs(IMPORTED), '--dry-run');
+    expect(run.code).toBe(1);
+    expect(run.out).toContain('already imported: nothing to do');
+    expect(run.err).toMatch(/was already imported by workflow import-[0-9a-f]{16}; start would refuse it/);
+    expect(run.requests).toEqual([]);
+  });
+
+  it("lists each object's verdict for a feed, finds a job that already carries an object's key, and exits 1 for the failing one", async () => {
+    const first = await cli('schedules', 'trigger', FEED_ID, '--dry-run', '--json');
+    const before = JSON.parse(first.out) as DryRunFeedReport & { ok: boolean };
+    const withJob = before.objects.find((o) => o.source.key === WITH_JOB);
+    expect(withJob?.job?.key).toMatch(/^[0-9a-f]{16}$/);
+    expect(withJob?.job?.existing).toBeUndefined();
+
+    // A job carrying the key, as an earlier night's child would have left it.
+    const created = await fetch(`${stack.sim.baseUrl}/import/v1/job`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${DEMO_TOKENS.importer}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ dataImportName: withJob?.job?.name, entityType: 'Account' }),
+    });
+    const jobId = String(((await created.json()) as { id: number | string }).id);
+
+    const run = await cli('schedules', 'trigger', FEED_ID, '--dry-run', '--json', '--limit', '3');
+    expect(run.code).toBe(1);
+    const report = JSON.parse(run.out) as DryRunFeedReport & { ok: boolean };
+    expect(report).toMatchObject({ ok: false, feedId: FEED_ID, listed: 3, more: true, maxObjects: 3, problems: [] });
+    expect(report.objects.map((o) => [o.source.key, o.verdict])).toEqual([
+      [GOOD, 'import'],
+      [IMPORTED, 'already-imported'],
+      [BAD_HEADER, 'fail'],
+    ]);
+    expect(run.err).toMatch(
+      new RegExp(`1 object\\(s\\) of feed ${FEED_ID} would fail: ${BAD_HEADER}: inspectSource: InvalidCsvHeader`),
+    );
+    expect(report.objects[0]?.job).toMatchObject({
+      lookup: 'job-search',
+      key: expect.stringMatching(/^[0-9a-f]{16}$/),
+    });
+    expect(requestsPerEndpoint(run.requests)).toEqual(report.spent);
+
+    const all = await cli('schedules', 'trigger', FEED_ID, '--dry-run', '--json');
+    const found = (JSON.parse(all.out) as DryRunFeedReport).objects.find((o) => o.source.key === WITH_JOB);
+    expect(found?.job?.existing).toEqual({ jobId, state: 'new' });
+    expect(found?.budget.map((b) => b.endpoint)).not.toContain('createJob');
+    expect(requestsPerEndpoint(all.requests)).toEqual((JSON.parse(all.out) as DryRunFeedReport).spent);
+  });
+
+  it('prints the feed report for a person: the bound, the verdicts and each object', async () => {
+    const run = await cli('schedules', 'trigger', FEED_ID, '--dry-run', '--limit', '2');
+    expect(run.code).toBe(0);
+    expect(run.out).toContain(
+      `dry run of feed ${FEED_ID} (s3://${STACK_BUCKET}/dry/): 2 object(s) checked, the first 2; the feed holds more`,
+    );
+    expect(run.out).toContain('verdicts  1 import, 0 fail, 1 already-imported, 0 running');
+    expect(run.out).toContain(`${GOOD}: would import`);
+  });
+});

@@ -1,0 +1,121 @@
+/**
+ * A dry run's report as an operator reads it: the verdict first, then each
+ * finding on its own line, then what the dry run itself spent. Pure, so the
+ * wording is tested without a server.
+ */
+
+import type {
+  BudgetCheck,
+  DryRunFeedReport,
+  DryRunImportReport,
+  DryRunProblem,
+  ObjectDryRun,
+} from '../../workflows/contracts/dry-run-contract.js';
+import type { ApiCallCounts } from '../../workflows/contracts/endpoints.js';
+import { noImportReason } from '../../workflows/dry-run-verdict.js';
+import { formatBytes } from './import-progress.js';
+
+const VERDICT_TEXT: Record<ObjectDryRun['verdict'], string> = {
+  import: 'would import',
+  fail: 'would FAIL',
+  'already-imported': 'already imported: nothing to do',
+  running: 'being imported now: nothing to do',
+};
+
+export function importReportLines(report: DryRunImportReport): string[] {
+  const o = report.object;
+  return [
+    `dry run of ${where(o)}: ${VERDICT_TEXT[o.verdict]}`,
+    ...objectLines(o, '  '),
+    `  spent     ${calls(report.spent)}`,
+  ];
+}
+
+export function feedReportLines(report: DryRunFeedReport): string[] {
+  const lines = [
+    `dry run of feed ${report.feedId} (s3://${report.bucket}/${report.prefix}): ${report.listed} object(s) checked` +
+      (report.more ? `, the first ${report.maxObjects}; the feed holds more, not checked (--limit)` : ''),
+  ];
+  for (const p of report.problems) lines.push(`  ${problemLine(p)}`);
+  if (report.fieldMappings) lines.push(`  mappings  ${mappingText(report.fieldMappings)}`);
+  const toImport = report.objects.filter((o) => o.verdict === 'import').length;
+  const counts = (['import', 'fail', 'already-imported', 'running'] as const)
+    .map((v) => `${report.objects.filter((o) => o.verdict === v).length} ${v}`)
+    .join(', ');
+  lines.push(`  verdicts  ${counts}`);
+  if (report.allowedNow !== undefined && report.allowedNow < toImport) {
+    lines.push(
+      `  budget    allows ${report.allowedNow} of the ${toImport} import(s) now; the rest wait for the reset${report.reopensAt ? ` at ${report.reopensAt}` : ''}`,
+    );
+  }
+  for (const o of report.objects) {
+    lines.push(`  ${o.source.key}: ${VERDICT_TEXT[o.verdict]}`);
+    lines.push(...objectLines(o, '    ', { feed: true }));
+  }
+  lines.push(`  spent     ${calls(report.spent)}`);
+  return lines;
+}
+
+/** The reasons an import would not go ahead, for the one error line (empty when it would). */
+export function reasonsOf(o: ObjectDryRun): string[] {
+  const reason = noImportReason(o);
+  if (reason) return [reason];
+  return o.problems.map((p) => `${p.check}: ${p.type}: ${p.message}`);
+}
+
+function objectLines(o: ObjectDryRun, indent: string, options: { feed?: boolean } = {}): string[] {
+  const lines: string[] = [];
+  const add = (label: string, text: string) => lines.push(`${indent}${label.padEnd(10)}${text}`);
+  if (o.object) {
+    const header = options.feed
+      ? `${o.object.header.length} columns`
+      : `header ${o.object.header.map((h) => JSON.stringify(h)).join(', ')}`;
+    add('object', `ETag ${o.object.etag}, ${formatBytes(o.object.sizeBytes)}, ${header}`);
+  }
+  if (o.workflowId) add('workflow', `${o.workflowId} (${o.importState ?? 'unknown'})`);
+  if (o.fieldMappings && !options.feed) add('mappings', mappingText(o.fieldMappings));
+  if (o.job) {
+    const existing = o.job.existing
+      ? `reuses job ${o.job.existing.jobId} (${o.job.existing.state})`
+      : o.job.lookup === 'none'
+        ? 'creates a new job'
+        : `creates a new job (no usable job carries the key; looked up by ${o.job.lookup})`;
+    add('job', `${JSON.stringify(o.job.name)}: ${existing}`);
+    add('', `key ${o.job.key ?? '<key>'}: ${o.job.keyNote}`);
+  }
+  if (o.budget.length > 0) add('budget', o.budget.map(budgetText).join(', '));
+  for (const w of o.warnings) add('warning', w);
+  for (const p of o.problems) lines.push(`${indent}${problemLine(p)}`);
+  return lines;
+}
+
+function where(o: ObjectDryRun): string {
+  return `s3://${o.source.bucket}/${o.source.key}`;
+}
+
+function mappingText(m: NonNullable<ObjectDryRun['fieldMappings']>): string {
+  const source = `custom source ${m.sourceId} (${m.objectType})`;
+  if (m.inPlace) return `${source}: the wanted set is in place, nothing to write`;
+  const show = (list: typeof m.missing) =>
+    list.map((x) => `${JSON.stringify(x.sourceFieldLabel)}->${x.serviceFieldName}`).join(', ');
+  const parts = [];
+  if (m.missing.length > 0) parts.push(`adds ${show(m.missing)}`);
+  if (m.unexpected.length > 0) parts.push(`removes ${show(m.unexpected)}`);
+  return `${source}: the import would replace the set (${parts.join('; ')})`;
+}
+
+function budgetText(b: BudgetCheck): string {
+  const cost = `${b.endpoint} ${b.atLeast ? '>=' : ''}${b.calls}`;
+  if (b.remaining === undefined) return cost;
+  const wait = b.waits ? `, WAITS until ${b.resetsAt}` : '';
+  return `${cost} (${b.remaining} left${wait})`;
+}
+
+function problemLine(p: DryRunProblem): string {
+  return `problem   [${p.check}] ${p.type}: ${p.message}`;
+}
+
+function calls(counts: ApiCallCounts): string {
+  const entries = Object.entries(counts).filter(([, n]) => (n ?? 0) > 0);
+  return entries.length === 0 ? 'no service calls' : entries.map(([e, n]) => `${e} ${n}`).join(', ');
+}

@@ -1,0 +1,354 @@
+/**
+ * Dry runs: what an import (dryRunImport) or a feed's nightly (dryRunFeed)
+ * would do, found out without doing it. They run the import's own checks
+ * through read-only activities: the preflight against S3 and the service's
+ * reference reads, the field-mapping diff (no write, no lock), the job
+ * lookup (no create), Temporal's record of the object version's import, and
+ * the ledger's budgets. Nothing is created, written or uploaded; every read
+ * is reserved with the ledger like any call and reported in `spent`.
+ *
+ * They run on the worker, so the service token stays there, and are
+ * short-lived: a step that keeps failing for a passing reason is tried a few
+ * times, then reported as "could not check", never waited out.
+ */
+import { log, proxyActivities } from '@temporalio/workflow';
+import type {
+  BudgetUsage,
+  FeedObject,
+  ImportActivities,
+  ImportState,
+  NightlyActivities,
+} from './contracts/activities.js';
+import type {
+  DryRunActivities,
+  DryRunFeedInput,
+  DryRunFeedReport,
+  DryRunImportInput,
+  DryRunImportReport,
+  DryRunJob,
+  DryRunProblem,
+  DryRunStep,
+  ExistingJob,
+  JobLookupVia,
+  MappingDiff,
+  ObjectDryRun,
+  PreflightFacts,
+} from './contracts/dry-run-contract.js';
+import { type ApiCallCounts, addApiCalls } from './contracts/endpoints.js';
+import { type ImportFileInput, importInputProblems, normaliseImportInput } from './contracts/import-input.js';
+import { jobKeyFor, jobNameWithKey } from './contracts/job-key.js';
+import { feedObjectWorkflowId, objectImportWorkflowId } from './contracts/nightly.js';
+import { budgetChecks, importCost, verdictOf } from './dry-run-verdict.js';
+import { failureMessageOf, failureTypeOf } from './failure-classification.js';
+import { importAllowance, importInputForObject } from './nightly-policy.js';
+import { ACTIVITY_RETRY_POLICY, SHORT_CALL_TIMEOUT_MS } from './retry-policies.js';
+
+type DryRunCalls = DryRunActivities &
+  Pick<ImportActivities, 'readBudgetUsage'> &
+  Pick<NightlyActivities, 'readImportStates' | 'listFeedObjects'>;
+
+/** A few tries, quickly: a dry run answers in seconds or says what it could not check. */
+const DRY_RUN_RETRY = { ...ACTIVITY_RETRY_POLICY, maximumAttempts: 3, maximumInterval: '5s' };
+const short = proxyActivities<DryRunCalls>({ startToCloseTimeout: SHORT_CALL_TIMEOUT_MS, retry: DRY_RUN_RETRY });
+/** The job search pages through the list and heartbeats each page. */
+const search = proxyActivities<DryRunCalls>({
+  startToCloseTimeout: 10 * 60 * 1000,
+  heartbeatTimeout: 2 * 60 * 1000,
+  retry: DRY_RUN_RETRY,
+});
+
+/** S3 keys listed per page, and pages at most, while collecting a feed's first objects. */
+const LIST_PAGE_SIZE = 200;
+const MAX_LIST_PAGES = 5;
+/** Preflights of a feed's objects run this many at a time. */
+const PREFLIGHTS_AT_ONCE = 8;
+
+/** What one dry run spent and could not check, gathered as it goes. */
+class Findings {
+  readonly spent: ApiCallCounts = {};
+
+  /** A read-only step's value; its problem (or why it could not run) goes to `problems`. */
+  async step<T>(check: string, problems: DryRunProblem[], call: () => Promise<DryRunStep<T>>): Promise<T | undefined> {
+    const answer = await this.plain(check, problems, call);
+    if (answer === undefined) return undefined;
+    addApiCalls(this.spent, answer.apiCalls);
+    if (answer.ok) return answer.value;
+    problems.push({ check, type: answer.type, message: answer.message });
+    return undefined;
+  }
+
+  /** An activity without a finding of its own: a failure after its tries is a problem ("could not check"). */
+  async plain<T>(check: string, problems: DryRunProblem[], call: () => Promise<T>): Promise<T | undefined> {
+    try {
+      return await call();
+    } catch (err) {
+      const type = failureTypeOf(err) ?? 'Unknown';
+      problems.push({ check, type, message: `could not check: ${failureMessageOf(err)}` });
+      log.warn(`dry run: ${check} could not be checked`, { type });
+      return undefined;
+    }
+  }
+}
+
+export async function dryRunImport(request: DryRunImportInput): Promise<DryRunImportReport> {
+  const findings = new Findings();
+  const inputProblems = importInputProblems(request.input);
+  const source = { bucket: request.input.source?.bucket, key: request.input.source?.key };
+  if (inputProblems.length > 0) {
+    const problem = { check: 'input', type: 'InvalidInput', message: inputProblems.join('; ') };
+    return { object: { source, verdict: 'fail', problems: [problem], warnings: [], budget: [] }, spent: {} };
+  }
+  const input = normaliseImportInput(request.input);
+  const problems: DryRunProblem[] = [];
+  const mappings = input.fieldMappings
+    ? await findings.step('applyFieldMappings', problems, () =>
+        short.diffFieldMappings({ tenant: input.tenant, set: input.fieldMappings! }),
+      )
+    : undefined;
+  const facts = await preflight(findings, input, problems);
+  const workflowId =
+    request.workflowId ?? (facts && objectImportWorkflowId(input.source.bucket, input.source.key, facts.etag));
+  const states = workflowId
+    ? await findings.plain('start', problems, () => short.readImportStates({ workflowIds: [workflowId] }))
+    : undefined;
+  const importState = workflowId ? states?.[workflowId] : undefined;
+  const goesOn = problems.length === 0 && verdictOf([], importState, request.workflowId === undefined) === 'import';
+  const lookup =
+    facts && goesOn
+      ? await lookupJobs(findings, lookupScope(input), [{ input, etag: facts.etag }], problems)
+      : undefined;
+  const usage = await readUsage(findings, input.tenant, problems);
+  const object = objectReport({
+    input,
+    facts,
+    mappings,
+    problems,
+    workflowId,
+    importState,
+    byVersion: request.workflowId === undefined,
+    job: jobReport(input, facts?.etag, lookup?.via, lookup?.jobs[0]),
+    usage,
+  });
+  return { object, spent: findings.spent };
+}
+
+export async function dryRunFeed(request: DryRunFeedInput): Promise<DryRunFeedReport> {
+  const { feedId, feed, maxObjects } = request;
+  const findings = new Findings();
+  const problems: DryRunProblem[] = [];
+  const report: DryRunFeedReport = {
+    feedId,
+    bucket: feed.bucket,
+    prefix: feed.prefix,
+    listed: 0,
+    more: false,
+    maxObjects,
+    objects: [],
+    spent: findings.spent,
+    problems,
+  };
+  const listing = await findings.plain('listFeedObjects', problems, () => firstObjects(request));
+  if (!listing) return report;
+  report.listed = listing.objects.length;
+  report.more = listing.more;
+
+  const childIdOf = (o: FeedObject) => objectImportWorkflowId(feed.bucket, o.key, o.etag);
+  const legacyIdOf = (o: FeedObject) => feedObjectWorkflowId(feedId, feed.bucket, o.key, o.etag);
+  const ids = listing.objects.flatMap((o) => [childIdOf(o), legacyIdOf(o)]);
+  const states = await findings.plain('start', problems, () => short.readImportStates({ workflowIds: ids }));
+  if (!states) return report;
+  // As the nightly counts them: imported under either id, or still running under either.
+  const stateOf = (o: FeedObject): ImportState => {
+    const seen = [states[childIdOf(o)], states[legacyIdOf(o)]];
+    return seen.includes('completed') ? 'completed' : seen.includes('running') ? 'running' : (seen[0] ?? 'absent');
+  };
+  const candidates = listing.objects.filter((o) => verdictOf([], stateOf(o), true) === 'import');
+  const mappingProblems: DryRunProblem[] = [];
+  if (feed.fieldMappings && candidates.length > 0) {
+    const set = feed.fieldMappings;
+    report.fieldMappings = await findings.step('applyFieldMappings', mappingProblems, () =>
+      short.diffFieldMappings({ tenant: feed.tenant, set }),
+    );
+  }
+
+  const inputs = new Map(listing.objects.map((o) => [o.key, importInputForObject(feedId, feed, o)]));
+  const checked = new Map<string, { problems: DryRunProblem[]; facts?: PreflightFacts }>();
+  for (let i = 0; i < candidates.length; i += PREFLIGHTS_AT_ONCE) {
+    await Promise.all(
+      candidates.slice(i, i + PREFLIGHTS_AT_ONCE).map(async (o) => {
+        const input = inputs.get(o.key) as ImportFileInput;
+        const own: DryRunProblem[] = [...mappingProblems];
+        const invalid = importInputProblems(input);
+        if (invalid.length > 0) own.push({ check: 'input', type: 'InvalidInput', message: invalid.join('; ') });
+        const facts = invalid.length > 0 ? undefined : await preflight(findings, input, own);
+        checked.set(o.key, { problems: own, facts });
+      }),
+    );
+  }
+  const ready = candidates.flatMap((o) => {
+    const c = checked.get(o.key);
+    return c?.facts && c.problems.length === 0
+      ? [{ input: inputs.get(o.key) as ImportFileInput, etag: c.facts.etag }]
+      : [];
+  });
+  // Every nightly child has a jobScope, so its import searches every state.
+  const shared = { tenant: feed.tenant, entityType: feed.entityType, searchAllStates: true };
+  const lookup = ready.length > 0 ? await lookupJobs(findings, shared, ready, problems) : undefined;
+  const jobOf = new Map(ready.map((r, i) => [r.input.source.key, lookup?.jobs[i] ?? undefined]));
+  const usage = await readUsage(findings, feed.tenant, problems);
+
+  report.objects = listing.objects.map((o) => {
+    const input = inputs.get(o.key) as ImportFileInput;
+    const c = checked.get(o.key);
+    return objectReport({
+      input,
+      facts: c?.facts,
+      mappings: report.fieldMappings,
+      problems: c?.problems ?? [],
+      workflowId: childIdOf(o),
+      importState: stateOf(o),
+      byVersion: true,
+      job: c ? jobReport(input, c.facts?.etag, lookup?.via, jobOf.get(o.key)) : undefined,
+      usage: c ? usage : undefined,
+    });
+  });
+  if (usage) {
+    const allowance = importAllowance(usage, 0, Date.now());
+    if (Number.isFinite(allowance.allowed)) report.allowedNow = allowance.allowed;
+    if (allowance.reopensAtMs !== undefined) report.reopensAt = new Date(allowance.reopensAtMs).toISOString();
+  }
+  return report;
+}
+
+function preflight(findings: Findings, input: ImportFileInput, problems: DryRunProblem[]) {
+  return findings.step('inspectSource', problems, () =>
+    short.dryRunPreflight({
+      tenant: input.tenant,
+      bucket: input.source.bucket,
+      key: input.source.key,
+      mappings: input.fieldMappings?.mappings,
+      entityType: input.entityType,
+      importSource: input.importSource,
+      activityTypeId: input.activityTypeId,
+    }),
+  );
+}
+
+interface LookupScope {
+  tenant?: string;
+  entityType: ImportFileInput['entityType'];
+  searchAllStates: boolean;
+}
+
+/** A fresh start searches only `new` jobs; one with a jobScope (an earlier execution may have filled its job) every state. */
+function lookupScope(input: ImportFileInput): LookupScope {
+  return { tenant: input.tenant, entityType: input.entityType, searchAllStates: input.jobScope !== undefined };
+}
+
+/** One lookup for all the given imports' jobs; a key exists only with a jobScope (else it holds the start's run id). */
+function lookupJobs(
+  findings: Findings,
+  shared: LookupScope,
+  imports: { input: ImportFileInput; etag: string }[],
+  problems: DryRunProblem[],
+) {
+  return findings.step('createImportJob', problems, () =>
+    search.findImportJobs({
+      tenant: shared.tenant,
+      entityType: shared.entityType,
+      searchAllStates: shared.searchAllStates,
+      lookups: imports.map(({ input, etag }) => ({
+        version: { bucket: input.source.bucket, key: input.source.key, etag },
+        ...(input.jobScope !== undefined ? { jobKey: jobKeyFor(input.jobScope, etag) } : {}),
+      })),
+    }),
+  );
+}
+
+function jobReport(
+  input: ImportFileInput,
+  etag: string | undefined,
+  via: JobLookupVia | undefined,
+  existing: ExistingJob | null | undefined,
+): DryRunJob {
+  const key = input.jobScope !== undefined && etag !== undefined ? jobKeyFor(input.jobScope, etag) : undefined;
+  return {
+    name: jobNameWithKey(input.dataImportName, key ?? '<key>'),
+    ...(key !== undefined ? { key } : {}),
+    keyNote:
+      input.jobScope !== undefined
+        ? `hash of the jobScope ${input.jobScope} and the ETag: the same import across executions finds its job`
+        : "hash of the import's workflow id, its first run id and the ETag: decided at start, so no job holds it yet",
+    lookup: via ?? 'none',
+    ...(existing ? { existing } : {}),
+  };
+}
+
+function readUsage(findings: Findings, tenant: string | undefined, problems: DryRunProblem[]) {
+  // The tenant check already failed the preflight; the ledger would refuse the same way.
+  if (problems.some((p) => p.type === 'TenantMismatch')) return Promise.resolve(undefined);
+  return findings.plain('budget', problems, () => short.readBudgetUsage({ tenant }));
+}
+
+/** The first `maxObjects` objects of the feed, in listing order, reading at most MAX_LIST_PAGES pages. */
+async function firstObjects({ feed, maxObjects }: DryRunFeedInput): Promise<{ objects: FeedObject[]; more: boolean }> {
+  const objects: FeedObject[] = [];
+  let token: string | undefined;
+  for (let page = 0; page < MAX_LIST_PAGES; page++) {
+    const listed = await short.listFeedObjects({
+      bucket: feed.bucket,
+      prefix: feed.prefix,
+      pattern: feed.pattern,
+      continuationToken: token,
+      maxKeys: LIST_PAGE_SIZE,
+    });
+    objects.push(...listed.objects);
+    token = listed.nextContinuationToken;
+    if (token === undefined || objects.length > maxObjects) break;
+  }
+  return { objects: objects.slice(0, maxObjects), more: objects.length > maxObjects || token !== undefined };
+}
+
+interface ObjectParts {
+  input: ImportFileInput;
+  facts?: PreflightFacts;
+  mappings?: MappingDiff;
+  problems: DryRunProblem[];
+  workflowId?: string;
+  importState?: string;
+  byVersion: boolean;
+  job?: DryRunJob;
+  usage?: BudgetUsage;
+}
+
+function objectReport(p: ObjectParts): ObjectDryRun {
+  const verdict = verdictOf(p.problems, p.importState, p.byVersion);
+  const warnings = [...(p.facts?.warnings ?? [])];
+  if (p.mappings && !p.mappings.inPlace) {
+    warnings.push(
+      `the import would replace the mapping set of custom source ${p.mappings.sourceId} (${p.mappings.objectType}): ` +
+        `${p.mappings.missing.length} to add, ${p.mappings.unexpected.length} to remove`,
+    );
+  }
+  if (p.importState === 'ended-otherwise') {
+    warnings.push(
+      `an earlier import of this version (workflow ${p.workflowId}) did not complete; this one runs it again`,
+    );
+  }
+  const report: ObjectDryRun = {
+    source: { bucket: p.input.source.bucket, key: p.input.source.key },
+    verdict,
+    problems: p.problems,
+    warnings,
+    budget: [],
+  };
+  if (p.workflowId !== undefined) report.workflowId = p.workflowId;
+  if (p.importState !== undefined) report.importState = p.importState;
+  if (p.facts) report.object = { etag: p.facts.etag, sizeBytes: p.facts.sizeBytes, header: p.facts.header };
+  if (p.mappings) report.fieldMappings = p.mappings;
+  if (verdict === 'import' || verdict === 'fail') {
+    if (p.job) report.job = p.job;
+    report.budget = budgetChecks(importCost(p.input, p.job?.existing), p.usage, Date.now());
+  }
+  return report;
+}
