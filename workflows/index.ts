@@ -1,5 +1,6 @@
 /** The workflow bundle's entry: every workflow the worker registers. */
 export { budgetLedger } from './budget-ledger.js';
 export { importFile } from './import-file.js';
+export { jobRecord } from './job-record.js';
 export { mappingLock } from './mapping-lock.js';
 export { nightlyImport } from './nightly-import.js';
