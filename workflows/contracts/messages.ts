@@ -17,6 +17,20 @@ import type {
 } from './budget.js';
 import type { ImportProgress } from './import-workflow.js';
 import type {
+  ClaimCreateAnswer,
+  ClaimRequest,
+  ClaimUploadAnswer,
+  ClaimUploadRequest,
+  ConfirmAnswer,
+  ConfirmRequest,
+  JobRecordView,
+  NoteJobStateRequest,
+  ResolveCreateAnswer,
+  ResolveCreateRequest,
+  SupersedeRequest,
+  UploadEndedRequest,
+} from './job-record.js';
+import type {
   AcquireMappingLockAnswer,
   AcquireMappingLockRequest,
   MappingLockHolder,
@@ -54,3 +68,22 @@ export const acquireMappingLockUpdate = defineUpdate<AcquireMappingLockAnswer, [
 /** An import that ends gives the lock back. */
 export const releaseMappingLockSignal = defineSignal<[ReleaseMappingLockSignal]>('release');
 export const mappingLockHoldersQuery = defineQuery<MappingLockHolder[]>('holders');
+
+// The job record (jobRecord, one per object version); reached by activities only, with update-with-start.
+
+/** Which job the version has, or may this attempt create it (create), search for it (resolve), or follow (wait). */
+export const claimCreateUpdate = defineUpdate<ClaimCreateAnswer, [ClaimRequest]>('claimCreate');
+/** The fence: granted only to the attempt that owns the intent; a lease for sending the last bytes. */
+export const confirmUpdate = defineUpdate<ConfirmAnswer, [ConfirmRequest]>('confirm');
+/** The job a create made or a settled search found; or that the search found none (a fresh intent). */
+export const resolveCreateUpdate = defineUpdate<ResolveCreateAnswer, [ResolveCreateRequest]>('resolveCreate');
+/** May this attempt upload the job's file (send, after settleMs), or is it in (done), or does another import upload it (wait). */
+export const claimUploadUpdate = defineUpdate<ClaimUploadAnswer, [ClaimUploadRequest]>('claimUpload');
+/** The owner's upload ended without an answer: whether its last bytes had left. */
+export const uploadEndedUpdate = defineUpdate<void, [UploadEndedRequest]>('uploadEnded');
+/** What the service said of the job: out of `new` it holds the file; `completed` closes the record; `failed` forgets the job. */
+export const noteJobStateUpdate = defineUpdate<JobRecordView, [NoteJobStateRequest]>('noteJobState');
+/** The import moved on to a newer version of the object: what it owned here may be taken over. */
+export const supersedeUpdate = defineUpdate<void, [SupersedeRequest]>('supersede');
+/** The record as its view: job, failed jobs, open intents. */
+export const jobRecordQuery = defineQuery<JobRecordView>('jobRecord');
