@@ -96,12 +96,16 @@ function seedMappings(sim: Simulator, sourceId: string, objectType: string, body
 /** `{ lenient?: boolean, chaos?: ChaosOptions | null }`: either part, or both; `chaos: null` turns chaos off. */
 function setChaos(sim: Simulator, body: Record<string, unknown>): void {
   if (body.lenient !== undefined) {
-    if (typeof body.lenient !== 'boolean') throw new Error(`lenient must be true or false, got ${JSON.stringify(body.lenient)}`);
+    if (typeof body.lenient !== 'boolean')
+      throw new Error(`lenient must be true or false, got ${JSON.stringify(body.lenient)}`);
     sim.setLenientUploads(body.lenient);
   }
   if (body.chaos === undefined) return;
   const chaos = body.chaos as ChaosOptions | null;
-  if (chaos !== null && (typeof chaos !== 'object' || typeof chaos.seed !== 'number' || typeof chaos.rates !== 'object')) {
+  if (
+    chaos !== null &&
+    (typeof chaos !== 'object' || typeof chaos.seed !== 'number' || typeof chaos.rates !== 'object')
+  ) {
     throw new Error('chaos must be null or { seed: number, rates: { serverError?, tooManyRequests?, ... } }');
   }
   sim.setChaos(chaos ?? undefined);
