@@ -57,7 +57,7 @@ async function main(): Promise<number> {
     execFileSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
   }
   const random = seededRandom(args.seed);
-  const plan = planSoak(random, periodMs, args.workers);
+  const plan = planSoak(random, periodMs, args.workers, args.seed);
   log(
     `${plan.objects.length} objects, ${plan.events.length} events, small limits: ${plan.smallLimits}; artifacts in ${dir}`,
   );

@@ -23,7 +23,9 @@ export interface SoakPlan {
   smallLimits: boolean;
 }
 
-export function planSoak(random: () => number, periodMs: number, workers: number): SoakPlan {
+/** Every third seed (seed % 3 === 2) runs with small daily limits. */
+export function planSoak(random: () => number, periodMs: number, workers: number, seed: number): SoakPlan {
+  const smallLimits = seed % 3 === 2;
   const between = (lo: number, hi: number) => lo + Math.floor(random() * (hi - lo));
   const imports = Math.max(6, Math.round((periodMs / 60_000) * 10));
   const objects: { nightly: boolean }[] = [];
@@ -46,16 +48,28 @@ export function planSoak(random: () => number, periodMs: number, workers: number
   // One version started again by hand while, or after, a night imports it: it must not be imported twice.
   const again = nightly[0]?.[0];
   if (again !== undefined) events.push({ at: Math.round(periodMs * 0.3), kind: 'import-again', object: again });
+  // Each round of four faults holds one of each kind, in a seeded order: no kind is left out by chance.
+  let round: string[] = [];
   for (let at = between(8_000, 15_000); at < periodMs; at += between(8_000, 20_000)) {
-    const r = random();
+    if (round.length === 0) round = shuffled(['kill', 'freeze', 'cut', 's3-cut'], random);
+    const kind = round.pop();
     const worker = between(0, workers);
-    if (r < 0.3) events.push({ at, kind: 'kill', worker, downMs: between(1_000, 8_000) });
-    else if (r < 0.55) events.push({ at, kind: 'freeze', worker, forMs: between(10_000, 80_000) });
-    else if (r < 0.8) events.push({ at, kind: 'cut', worker, forMs: between(10_000, 90_000) });
+    if (kind === 'kill') events.push({ at, kind, worker, downMs: between(1_000, 8_000) });
+    else if (kind === 'freeze') events.push({ at, kind, worker, forMs: between(10_000, 80_000) });
+    else if (kind === 'cut') events.push({ at, kind, worker, forMs: between(10_000, 90_000) });
     else events.push({ at, kind: 's3-cut', afterBytes: between(0, 1_000_000) });
   }
   events.push({ at: between(periodMs * 0.35, periodMs * 0.65), kind: 'server-restart', downMs: between(2_000, 6_000) });
   events.push({ at: between(periodMs * 0.3, periodMs * 0.7), kind: 'rotate-token' });
   events.sort((a, b) => a.at - b.at);
-  return { objects, events, smallLimits: random() < 1 / 3 };
+  return { objects, events, smallLimits };
+}
+
+function shuffled<T>(items: T[], random: () => number): T[] {
+  const out = [...items];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [out[i], out[j]] = [out[j] as T, out[i] as T];
+  }
+  return out;
 }
