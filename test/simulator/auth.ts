@@ -70,6 +70,11 @@ export class TokenAuthority {
     return undefined;
   }
 
+  /** A token issued outside the exchange (a sidecar's rotation), with the import permission. */
+  add(token: string): void {
+    this.tokens[token] = { permissions: [IMPORT_PERMISSION] };
+  }
+
   /** The expireTokenNext fault: the request's token dies now, long before its time. */
   expire(authorization: string | undefined): void {
     const token = bearerOf(authorization);

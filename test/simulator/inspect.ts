@@ -6,6 +6,7 @@
 import type { IncomingMessage } from 'node:http';
 import { isServiceEndpoint, type ServiceEndpoint } from '../../workflows/contracts/endpoints.js';
 import type { TokenEcho } from './auth.js';
+import type { ChaosOptions } from './chaos.js';
 import type { StateSpelling } from './faults.js';
 import { json, parseJson, type Reply, readSmallBody } from './http-io.js';
 import type { Simulator } from './server.js';
@@ -37,6 +38,8 @@ export async function handleInspect(req: IncomingMessage, pathname: string, sim:
   if (route === 'GET /requests') return json(200, sim.requests());
   if (route === 'GET /jobs') return json(200, sim.jobs());
   if (route === 'GET /counters') return json(200, sim.counters());
+  if (route === 'GET /record') return json(200, sim.record());
+  if (route === 'POST /chaos') return withBody(req, (body) => setChaos(sim, body));
   const jobMatch = /^GET \/jobs\/(\d+)$/.exec(route);
   if (jobMatch) {
     const job = sim.job(jobMatch[1] as string);
@@ -60,7 +63,7 @@ export async function handleInspect(req: IncomingMessage, pathname: string, sim:
   if (route === 'POST /job-outcome') return withBody(req, (body) => setJobOutcome(sim, body));
   if (route === 'POST /faults') return withBody(req, (body) => addFault(sim, body));
   return json(404, {
-    message: `unknown simulator path ${req.method} ${pathname}; expected GET /__sim/requests|jobs|jobs/{id}|counters, GET or PUT /__sim/field-mappings/{sourceId}/{objectType}, or POST /__sim/faults|reset-faults|reset-counters|job-outcome`,
+    message: `unknown simulator path ${req.method} ${pathname}; expected GET /__sim/requests|jobs|jobs/{id}|counters|record, GET or PUT /__sim/field-mappings/{sourceId}/{objectType}, or POST /__sim/faults|reset-faults|reset-counters|job-outcome|chaos`,
   });
 }
 
@@ -88,6 +91,24 @@ async function withJson(req: IncomingMessage, apply: (body: unknown) => void): P
 function seedMappings(sim: Simulator, sourceId: string, objectType: string, body: unknown): void {
   if (!Array.isArray(body)) throw new Error('expected a JSON array of field mappings');
   sim.seedFieldMappings(sourceId, objectType, body);
+}
+
+/** `{ lenient?: boolean, chaos?: ChaosOptions | null }`: either part, or both; `chaos: null` turns chaos off. */
+function setChaos(sim: Simulator, body: Record<string, unknown>): void {
+  if (body.lenient !== undefined) {
+    if (typeof body.lenient !== 'boolean')
+      throw new Error(`lenient must be true or false, got ${JSON.stringify(body.lenient)}`);
+    sim.setLenientUploads(body.lenient);
+  }
+  if (body.chaos === undefined) return;
+  const chaos = body.chaos as ChaosOptions | null;
+  if (
+    chaos !== null &&
+    (typeof chaos !== 'object' || typeof chaos.seed !== 'number' || typeof chaos.rates !== 'object')
+  ) {
+    throw new Error('chaos must be null or { seed: number, rates: { serverError?, tooManyRequests?, ... } }');
+  }
+  sim.setChaos(chaos ?? undefined);
 }
 
 function setJobOutcome(sim: Simulator, body: Record<string, unknown>): void {

@@ -3,7 +3,7 @@
  * processing that moves an accepted job to completed or failed.
  */
 import { missingRequiredLabels } from './reference-data.js';
-import type { JobRecord } from './types.js';
+import type { JobRecord, ServiceRecord } from './types.js';
 
 /** Field-mapping object type for an import entity type; only these are checked against a header. */
 const OBJECT_TYPE_OF_ENTITY: Record<string, string> = { Account: 'account', Person: 'person' };
@@ -61,6 +61,7 @@ export class JobStore {
       updatedAt: at,
       bytesReceived: 0,
       uploads: 0,
+      acceptedBodies: [],
       ...(options.listedAfterMs === undefined
         ? {}
         : { listedFrom: new Date(this.now() + options.listedAfterMs).toISOString() }),
@@ -104,6 +105,14 @@ export class JobStore {
    * apply at upload time, as the service validates the file it received.
    */
   accept(job: JobRecord, upload: AcceptedUpload): void {
+    job.acceptedBodies.push({ bytes: upload.bytes, sha256: upload.sha256, at: this.isoNow() });
+    if (job.state !== 'new') {
+      // A lenient service took a second complete body that began while the job was new: it is counted, and
+      // the job keeps the state its first body gave it.
+      job.uploads += 1;
+      job.updatedAt = this.isoNow();
+      return;
+    }
     job.state = 'processing';
     job.updatedAt = this.isoNow();
     job.bytesReceived = upload.bytes;
@@ -121,6 +130,22 @@ export class JobStore {
       job.updatedAt = this.isoNow();
     }, this.processingMs);
     this.timers.add(timer);
+  }
+
+  /** Per job the bodies it accepted; per name key and per content hash the jobs made (see ServiceRecord). */
+  record(): Omit<ServiceRecord, 'dailyLimitRefusals'> {
+    const bodiesByJob: ServiceRecord['bodiesByJob'] = {};
+    const jobsByNameKey: ServiceRecord['jobsByNameKey'] = {};
+    const jobsByContent: ServiceRecord['jobsByContent'] = {};
+    for (const job of this.jobsById.values()) {
+      bodiesByJob[job.id] = structuredClone(job.acceptedBodies);
+      const key = nameKeyOf(job.dataImportName);
+      jobsByNameKey[key] = [...(jobsByNameKey[key] ?? []), job.id];
+      for (const sha of new Set(job.acceptedBodies.map((b) => b.sha256))) {
+        jobsByContent[sha] = [...(jobsByContent[sha] ?? []), job.id];
+      }
+    }
+    return { bodiesByJob, jobsByNameKey, jobsByContent };
   }
 
   isKnownSource(sourceId: string): boolean {
@@ -168,6 +193,11 @@ export class JobStore {
     if (missing.length === 0) return undefined;
     return `the header lacks the required label(s) ${missing.map((l) => JSON.stringify(l)).join(', ')} of ${job.entityType} imports`;
   }
+}
+
+/** The `<key>` of a job named `[import:<key>] ...`, the worker's idempotency key; '' for a name without one. */
+export function nameKeyOf(name: string): string {
+  return /^\[import:([^\]]+)\]/.exec(name)?.[1] ?? '';
 }
 
 function mappingKey(sourceId: string, objectType: string): string {

@@ -28,6 +28,8 @@ export class DailyLimits {
   private readonly limits: Record<BudgetedEndpoint, number>;
   private counts = new Map<BudgetedEndpoint, number>();
   private currentWindow: number | undefined;
+  /** Calls refused for a spent limit, over the simulator's life (not reset with the window). */
+  private readonly refusals = new Map<BudgetedEndpoint, number>();
 
   constructor(
     overrides: Partial<Record<BudgetedEndpoint, number>>,
@@ -48,6 +50,7 @@ export class DailyLimits {
     const used = this.counts.get(endpoint) ?? 0;
     const limit = this.limits[endpoint];
     if (used >= limit) {
+      this.refusals.set(endpoint, (this.refusals.get(endpoint) ?? 0) + 1);
       const { method, path } = BUDGETED_ENDPOINTS[endpoint];
       return specError(429, '429-101', `Daily request limit of ${limit} reached for ${method} ${path}`);
     }
@@ -61,6 +64,10 @@ export class DailyLimits {
       BudgetedEndpoint,
       number
     >;
+  }
+
+  refused(): Record<string, number> {
+    return Object.fromEntries(this.refusals);
   }
 
   reset(): void {

@@ -81,8 +81,8 @@ async function createJob(ctx: RouteContext): Promise<Reply> {
     source: source ?? 'CSV',
     ...(activityTypeId === undefined ? {} : { activityTypeId: activityTypeId as number }),
   };
-  const options = { bigId: faults.takeBigId(), listedAfterMs: faults.takeListLate() };
-  const late = faults.takeLateCommit();
+  const options = { bigId: faults.takeBigId(), listedAfterMs: faults.takeListLate() ?? ctx.chaos.listLateMs };
+  const late = faults.takeLateCommit() ?? ctx.chaos.lateCreate;
   if (late) {
     ctx.store.createLater(late.afterMs, fields, options);
     if (late.answer === 'reset') {
@@ -110,9 +110,10 @@ async function submitData(ctx: RouteContext): Promise<Reply> {
   if (job.state !== 'new') return notNew(job);
 
   const outcome = await receiveUpload(ctx.req, ctx.maxUploadBytes, {
-    resetAfterBytes: ctx.faults.takeUploadReset(),
+    resetAfterBytes: ctx.faults.takeUploadReset() ?? ctx.chaos.resetUploadAfterBytes,
     stallAfterBytes: ctx.faults.takeUploadStall(),
     answerEarlyAfterBytes: ctx.faults.takeEarlyAnswer(),
+    throttleBytesPerSec: ctx.chaos.throttleBytesPerSec,
   });
   const upload = { listAction };
   switch (outcome.kind) {
@@ -135,8 +136,9 @@ async function submitData(ctx: RouteContext): Promise<Reply> {
         // Nobody is there to hear the answer: this service does not commit.
         if (ctx.req.socket.destroyed || ctx.closed.aborted) return unanswered(0);
       }
-      // Another upload to the same job may have finished while this one streamed.
-      if (job.state !== 'new') return notNew(job);
+      // Another upload to the same job may have finished while this one streamed: a strict service refuses
+      // this one, a lenient one takes it too (it began while the job was new).
+      if (job.state !== 'new' && !ctx.lenientUploads) return notNew(job);
       ctx.store.accept(job, { ...outcome, ...upload });
       return json(200, publicJob(job, ctx.faults.jobs.takeOmit('submitData')));
     }

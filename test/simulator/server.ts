@@ -17,7 +17,8 @@ import {
   type TokenTable,
   tokenEchoReply,
 } from './auth.js';
-import { defaultFaultReply, importError } from './error-bodies.js';
+import { Chaos, type ChaosCounts, type ChaosDraw, type ChaosOptions } from './chaos.js';
+import { defaultFaultReply, importError, specError } from './error-bodies.js';
 import { type FailFault, FaultPlan, type StateSpelling } from './faults.js';
 import { drain, json, type Reply, send } from './http-io.js';
 import { handleInspect, INSPECT_PREFIX } from './inspect.js';
@@ -28,9 +29,10 @@ import type { RouteContext } from './route-context.js';
 import { IMPORT_ROUTES } from './routes-import.js';
 import { getFieldMappings, putFieldMappings } from './routes-mappings.js';
 import { matchRoute } from './routing.js';
-import type { JobRecord, JobState, RequestRecord } from './types.js';
+import type { JobRecord, JobState, RequestRecord, ServiceRecord } from './types.js';
 
-export type { JobRecord, JobState, RequestRecord } from './types.js';
+export type { ChaosOptions } from './chaos.js';
+export type { AcceptedBody, JobRecord, JobState, RequestRecord, ServiceRecord } from './types.js';
 
 export const DEMO_TOKENS = {
   importer: 'sim-token-import-data',
@@ -68,6 +70,14 @@ export interface SimulatorOptions {
   maxUploadBytes?: number;
   /** Known custom source ids for field mappings. */
   customSources?: string[];
+  /**
+   * Accept every complete data PUT that began while the job was `new`, even
+   * when another body completed first (a real service may; by default the
+   * simulator refuses the second one).
+   */
+  lenientUploads?: boolean;
+  /** Random faults drawn from a seeded RNG (chaos.ts); off by default. */
+  chaos?: ChaosOptions;
 }
 
 export interface Simulator {
@@ -111,6 +121,17 @@ export interface Simulator {
   fieldMappings(sourceId: string, objectType: string): unknown[] | undefined;
   seedFieldMappings(sourceId: string, objectType: string, mappings: unknown[]): void;
   resetCounters(): void;
+  /** Turns the random faults on with these options (a fresh RNG from their seed), or off. */
+  setChaos(options: ChaosOptions | undefined): void;
+  /** How often each random fault struck, since the last setChaos. */
+  chaosCounts(): ChaosCounts | undefined;
+  setLenientUploads(lenient: boolean): void;
+  /** What the service committed: bodies per job, jobs per name key and per content, daily-limit refusals. */
+  record(): ServiceRecord;
+  /** Accepts this token from now on (a rotated token a sidecar wrote for the workers). */
+  addToken(token: string): void;
+  /** This token answers 401 from now on. */
+  expireToken(token: string): void;
 }
 
 const ROUTES: Record<ServiceEndpoint, (ctx: RouteContext) => Promise<Reply>> = {
@@ -138,6 +159,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const store = new JobStore(now, options.processingMs ?? 200, options.customSources ?? ['1001', '1002']);
   const limits = new DailyLimits(options.dailyLimits ?? {}, resetMinuteUtc, now);
   const faults = new FaultPlan();
+  let chaos = options.chaos ? new Chaos(options.chaos) : undefined;
+  let lenientUploads = options.lenientUploads ?? false;
   const log: RequestRecord[] = [];
   // Wakes injected delays when the simulator closes, so no timer outlives it.
   const closed = new AbortController();
@@ -162,8 +185,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     }
 
     const { endpoint } = match;
+    const draw = chaos?.draw(endpoint, contentLengthOf(req)) ?? {};
     const refusedOnHeaders = endpoint === 'submitData' ? faults.takeHeaderRefusal() : undefined;
-    const delayMs = faults.takeDelay(endpoint);
+    const delayMs = faults.takeDelay(endpoint) ?? draw.answerDelayMs;
     if (refusedOnHeaders) {
       // A delayed refusal is a slow service's: its checks take that long before it answers.
       if (delayMs !== undefined) await sleep(delayMs, undefined, { signal: closed.signal }).catch(() => undefined);
@@ -172,7 +196,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       record.status = reply.status;
       return;
     }
-    const injected = faults.takeFail(endpoint);
+    const injected = faults.takeFail(endpoint) ?? chaosFailure(draw);
     let reply: Reply;
     let drop = false;
     if (injected?.echoToken) {
@@ -192,9 +216,11 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
           faults,
           auth,
           maxUploadBytes,
+          chaos: draw,
+          lenientUploads,
           closed: closed.signal,
         });
-        drop = !reply.unanswered && faults.takeDrop(endpoint);
+        drop = !reply.unanswered && (faults.takeDrop(endpoint) || (draw.loseAnswer === true && reply.status < 300));
       }
     }
     if (reply.unanswered) {
@@ -290,8 +316,31 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     },
     seedFieldMappings: (sourceId, objectType, mappings) => store.setFieldMappings(sourceId, objectType, mappings),
     resetCounters: () => limits.reset(),
+    setChaos: (chaosOptions) => {
+      chaos = chaosOptions ? new Chaos(chaosOptions) : undefined;
+    },
+    chaosCounts: () => chaos && { ...chaos.counts },
+    setLenientUploads: (lenient) => {
+      lenientUploads = lenient;
+    },
+    record: () => ({ ...store.record(), dailyLimitRefusals: limits.refused() }),
+    addToken: (token) => auth.add(token),
+    expireToken: (token) => auth.expire(`Bearer ${token}`),
   };
   return simulator;
+}
+
+function contentLengthOf(req: IncomingMessage): number | undefined {
+  const raw = req.headers['content-length'];
+  return raw === undefined || !/^\d+$/.test(raw) ? undefined : Number(raw);
+}
+
+/** A chaos 5xx, or a 429 that is a short refusal (the spec's concurrency code), never the daily limit's 429-101. */
+function chaosFailure(draw: ChaosDraw): FailFault | undefined {
+  if (draw.failStatus === undefined) return undefined;
+  if (draw.failStatus !== 429) return { status: draw.failStatus };
+  const body = specError(429, '429-100', 'Too many concurrent requests').body;
+  return { status: 429, body, headers: { 'retry-after': '1' } };
 }
 
 function faultReply(endpoint: ServiceEndpoint, fault: FailFault): Reply {

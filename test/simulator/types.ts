@@ -33,6 +33,30 @@ export interface JobRecord {
   failureReason?: string;
   /** Accepted uploads: more than 1 would mean the service took the same job's data twice. */
   uploads: number;
+  /** Every complete body the job accepted, in order (a lenient service may accept more than one). */
+  acceptedBodies: AcceptedBody[];
   /** Set by the listCreatedLate fault: lists show the job from this instant on. */
   listedFrom?: string;
+}
+
+export interface AcceptedBody {
+  bytes: number;
+  sha256: string;
+  at: string;
+}
+
+/**
+ * The simulator's own account of what it committed, for a soak's checks:
+ * per job the complete bodies it accepted, and per object the jobs made for
+ * it, keyed by the `[import:<key>]` name prefix and by content hash.
+ */
+export interface ServiceRecord {
+  /** Job id -> complete bodies accepted. */
+  bodiesByJob: Record<string, AcceptedBody[]>;
+  /** `[import:<key>]` name key -> ids of the jobs created with it (jobs without a key are under `''`). */
+  jobsByNameKey: Record<string, string[]>;
+  /** sha256 of an accepted body -> ids of the jobs that accepted it. */
+  jobsByContent: Record<string, string[]>;
+  /** Calls the service refused for a spent daily limit (429-101), per endpoint. */
+  dailyLimitRefusals: Record<string, number>;
 }

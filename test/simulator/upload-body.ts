@@ -24,6 +24,8 @@ export interface UploadFaults {
   resetAfterBytes?: number;
   stallAfterBytes?: number;
   answerEarlyAfterBytes?: number;
+  /** Read the body no faster than this (a slow link or a busy service), so an upload lasts. */
+  throttleBytesPerSec?: number;
 }
 
 export function receiveUpload(req: IncomingMessage, maxBytes: number, faults: UploadFaults): Promise<UploadOutcome> {
@@ -68,7 +70,9 @@ export function receiveUpload(req: IncomingMessage, maxBytes: number, faults: Up
       }
       hash.update(chunk);
       capture.push(chunk);
-      checkFaults();
+      if (checkFaults() || !faults.throttleBytesPerSec) return;
+      req.pause();
+      setTimeout(() => req.resume(), (chunk.length / faults.throttleBytesPerSec) * 1000);
     });
     req.on('end', () => {
       if (tooLarge) finish({ kind: 'tooLarge', bytes });

@@ -1,0 +1,306 @@
+/**
+ * The chaos soak (`npm run soak -- --seed 7 --minutes 3`): a real Temporal dev
+ * server (killed and restarted on its database mid-run), compiled worker
+ * processes behind cuttable proxies (SIGKILLed, SIGSTOPped, cut off), the
+ * simulator with random faults in its lenient mode, s3rver behind a proxy
+ * that cuts GETs, and imports started by the CLI, the plain Temporal client
+ * and the nightly schedule. After a settle it judges from the simulator's
+ * record and Temporal's (checks.ts), prints one summary line and the
+ * details of each violation, and exits 1 on any violation.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { seededRandom } from '../simulator/chaos.js';
+import { parseSoakArgs, USAGE } from './args.js';
+import { CHECKS, judge, type Violation } from './checks.js';
+import { csvOf, pickSize, putObject, type SoakObject } from './objects.js';
+import { type Event, planSoak } from './plan.js';
+import { BUCKET, FEED_ID, type Stack, startStack } from './stack.js';
+import { createStarters, type Starters } from './starters.js';
+import { readExecutions } from './temporal-record.js';
+import { ROOT } from './workers.js';
+
+const tally = { kills: 0, stops: 0, cuts: 0, 's3-cuts': 0, 'server-restarts': 0, 'token-rotations': 0 };
+
+function log(line: string): void {
+  process.stderr.write(`${new Date().toISOString().slice(11, 19)} soak: ${line}\n`);
+}
+
+async function main(): Promise<number> {
+  let args: ReturnType<typeof parseSoakArgs>;
+  try {
+    args = parseSoakArgs(process.argv.slice(2));
+  } catch (error) {
+    console.error(`${(error as Error).message}\n${USAGE}`);
+    return 2;
+  }
+  const periodMs = args.minutes * 60_000;
+  const settleMs = Math.max(6 * 60_000, periodMs / 2);
+  // Everything is bounded: past this the soak gives up and says so.
+  const watchdog = setTimeout(
+    () => {
+      console.error(
+        `soak seed=${args.seed}: watchdog expired after ${Math.round((periodMs + settleMs) / 60_000) + 8} min`,
+      );
+      process.exit(3);
+    },
+    periodMs + settleMs + 8 * 60_000,
+  );
+  watchdog.unref();
+
+  const dir = join(ROOT, 'test-artifacts', 'soak', `seed-${args.seed}-${Date.now()}`);
+  mkdirSync(dir, { recursive: true });
+  if (args.build) {
+    log('npm run build');
+    execFileSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  }
+  const random = seededRandom(args.seed);
+  const plan = planSoak(random, periodMs, args.workers, args.seed);
+  log(
+    `${plan.objects.length} objects, ${plan.events.length} events, small limits: ${plan.smallLimits}; artifacts in ${dir}`,
+  );
+  const stack = await startStack({
+    seed: args.seed,
+    workers: args.workers,
+    dir,
+    smallLimits: plan.smallLimits,
+    imports: plan.objects.length,
+  });
+  try {
+    const starters = createStarters(stack.client, stack.cliEnv, join(dir, 'cli.log'));
+    if ((await starters.applySchedules()) !== 'started') throw new Error('schedules apply failed; see cli.log');
+    const objects = await makeObjects(stack, plan.objects, args.seed, random);
+    await runChaos(stack, starters, objects, plan.events, periodMs);
+    log(`chaos over; settling for at most ${Math.round(settleMs / 1000)} s`);
+    await settle(stack, settleMs);
+    const violations = await verdict(
+      stack,
+      [...objects.values()].map((o) => o.object),
+      dir,
+    );
+    const imports = await importCount(stack);
+    report(args, imports, violations);
+    return violations.length === 0 ? 0 : 1;
+  } finally {
+    await stack.close().catch((e: unknown) => log(`cleanup: ${(e as Error).message}`));
+    clearTimeout(watchdog);
+  }
+}
+
+interface PlannedObject {
+  object: SoakObject;
+  body: Buffer;
+  nightly: boolean;
+}
+
+/** The files, made up front (their S3 upload waits for their start). */
+async function makeObjects(
+  stack: Stack,
+  planned: { nightly: boolean }[],
+  seed: number,
+  random: () => number,
+): Promise<Map<number, PlannedObject>> {
+  const out = new Map<number, PlannedObject>();
+  for (const [i, p] of planned.entries()) {
+    const key = p.nightly ? `nightly/${seed}-${i}.csv` : `manual/${seed}-${i}.csv`;
+    const body = csvOf(`${seed}-${i}`, pickSize(random));
+    const name = p.nightly ? `nightly ${FEED_ID}: ${key}` : `soak ${seed}-${i}`;
+    // The ETag is known once stored; the object goes to S3 now, invisible to the feed's prefix until its night.
+    const stored = p.nightly ? undefined : await putObject(stack.s3.client, BUCKET, key, body, name);
+    out.set(i, {
+      object: stored ?? { bucket: BUCKET, key, etag: '', bytes: body.length, sha256: '', name },
+      body,
+      nightly: p.nightly,
+    });
+  }
+  return out;
+}
+
+async function runChaos(
+  stack: Stack,
+  starters: Starters,
+  objects: Map<number, PlannedObject>,
+  events: Event[],
+  periodMs: number,
+): Promise<void> {
+  const healed = new AbortController();
+  const tasks: Promise<void>[] = [];
+  const began = Date.now();
+  for (const event of events) {
+    const wait = began + event.at - Date.now();
+    if (wait > 0) await sleep(wait);
+    tasks.push(
+      runEvent(stack, starters, objects, event, healed.signal).catch((e: unknown) =>
+        log(`event ${event.kind} failed: ${(e as Error).message}`),
+      ),
+    );
+  }
+  const rest = began + periodMs - Date.now();
+  if (rest > 0) await sleep(rest);
+  log(
+    `healing: thaw, restore, restart, faults off; the simulator's faults struck ${JSON.stringify(stack.sim.chaosCounts())}`,
+  );
+  healed.abort();
+  stack.sim.setChaos(undefined);
+  for (const w of stack.workers) {
+    w.thaw();
+    w.proxy.restore();
+  }
+  await Promise.all(stack.workers.map((w) => w.start()));
+  // Imports still starting (a CLI retrying past a server restart) finish within their own bounds.
+  await Promise.race([Promise.allSettled(tasks), sleep(120_000)]);
+}
+
+async function runEvent(
+  stack: Stack,
+  starters: Starters,
+  objects: Map<number, PlannedObject>,
+  event: Event,
+  healed: AbortSignal,
+): Promise<void> {
+  const hold = (ms: number) => sleep(ms, undefined, { signal: healed }).catch(() => undefined);
+  switch (event.kind) {
+    case 'import': {
+      const o = objects.get(event.object) as PlannedObject;
+      const outcome = event.via === 'cli' ? await starters.viaCli(o.object) : await starters.viaClient(o.object);
+      log(`import ${o.object.key} (${o.object.bytes} B) via ${event.via}: ${outcome}`);
+      return;
+    }
+    case 'import-again': {
+      const o = objects.get(event.object) as PlannedObject;
+      log(`import ${o.object.key} again via cli: ${await starters.viaCli(o.object)}`);
+      return;
+    }
+    case 'nightly': {
+      for (const i of event.objects) {
+        const o = objects.get(i) as PlannedObject;
+        o.object = await putObject(stack.s3.client, BUCKET, o.object.key, o.body, o.object.name);
+      }
+      log(`nightly with ${event.objects.length} new objects: ${await starters.triggerNightly(FEED_ID)}`);
+      return;
+    }
+    case 'kill': {
+      const w = stack.workers[event.worker];
+      if (!w?.running) return;
+      tally.kills += 1;
+      log(`SIGKILL worker ${w.index}, restart in ${event.downMs} ms`);
+      await w.kill();
+      await hold(event.downMs);
+      await w.start();
+      return;
+    }
+    case 'freeze': {
+      const w = stack.workers[event.worker];
+      if (!w?.running || w.stopped) return;
+      tally.stops += 1;
+      log(`SIGSTOP worker ${w.index} for ${event.forMs} ms`);
+      w.freeze();
+      await hold(event.forMs);
+      w.thaw();
+      return;
+    }
+    case 'cut': {
+      const w = stack.workers[event.worker];
+      if (!w || w.proxy.isCut) return;
+      tally.cuts += 1;
+      log(`cut worker ${w.index} off Temporal for ${event.forMs} ms`);
+      w.proxy.cut();
+      await hold(event.forMs);
+      w.proxy.restore();
+      return;
+    }
+    case 's3-cut':
+      tally['s3-cuts'] += 1;
+      stack.s3Proxy.cutNextGetAfter(event.afterBytes);
+      return;
+    case 'server-restart':
+      tally['server-restarts'] += 1;
+      log(`SIGKILL the Temporal dev server, restart in ${event.downMs} ms`);
+      await stack.server.restart(event.downMs);
+      log('Temporal dev server back');
+      return;
+    case 'rotate-token':
+      tally['token-rotations'] += 1;
+      log('rotating the service token (the old one answers 401)');
+      await stack.rotateToken();
+      return;
+  }
+}
+
+const OPEN = 'ExecutionStatus="Running" AND (WorkflowType="importFile" OR WorkflowType="nightlyImport")';
+
+/** Until every import and night has ended or waits for an operator or a budget window, within `limitMs`. */
+async function settle(stack: Stack, limitMs: number): Promise<void> {
+  const deadline = Date.now() + limitMs;
+  let last = '';
+  while (Date.now() < deadline) {
+    let open = 0;
+    let waiting = 0;
+    try {
+      for await (const info of stack.client().workflow.list({ query: OPEN })) {
+        open += 1;
+        if (info.type !== 'importFile') continue;
+        const progress = await stack
+          .client()
+          .workflow.getHandle(info.workflowId)
+          .query<{ awaitingRetry?: unknown; waitingForBudgetUntil?: string }>('progress')
+          .catch(() => undefined);
+        if (progress?.awaitingRetry || progress?.waitingForBudgetUntil) waiting += 1;
+      }
+    } catch (error) {
+      log(`settle: ${(error as Error).message}`);
+    }
+    if (open === waiting) return;
+    const line = `${open} open, ${waiting} waiting for an operator or a budget`;
+    if (line !== last) log(`settle: ${line}`);
+    last = line;
+    await sleep(5_000);
+  }
+}
+
+async function verdict(stack: Stack, objects: SoakObject[], dir: string): Promise<Violation[]> {
+  // The simulator's record beside the logs, for whoever reads a violation's details.
+  const sim = { jobs: stack.sim.jobs(), record: stack.sim.record(), requests: stack.sim.requests(), objects };
+  writeFileSync(join(dir, 'simulator.json'), JSON.stringify(sim, null, 1));
+  const logs = new Map<string, string>();
+  for (const file of readdirSync(dir)) {
+    if (file.endsWith('.log')) logs.set(file, readFileSync(join(dir, file), 'utf8'));
+  }
+  return judge({
+    objects: objects.filter((o) => o.etag !== ''),
+    jobs: stack.sim.jobs(),
+    record: stack.sim.record(),
+    counters: stack.sim.counters(),
+    limits: stack.limits,
+    executions: await readExecutions(stack.client()),
+    logs,
+    tokens: stack.tokens,
+  });
+}
+
+async function importCount(stack: Stack): Promise<number> {
+  const ids = new Set<string>();
+  for await (const info of stack.client().workflow.list({ query: 'WorkflowType="importFile"' }))
+    ids.add(info.workflowId);
+  return ids.size;
+}
+
+function report(args: { seed: number; minutes: number }, imports: number, violations: Violation[]): void {
+  const count = (check: string) => violations.filter((v) => v.check === check).length;
+  const faults = `kills=${tally.kills} stops=${tally.stops} cuts=${tally.cuts} s3-cuts=${tally['s3-cuts']} server-restarts=${tally['server-restarts']} token-rotations=${tally['token-rotations']}`;
+  const checks = CHECKS.map((c) => `${c}=${count(c)}`).join(' ');
+  console.log(
+    `soak seed=${args.seed} minutes=${args.minutes} imports=${imports} ${faults} | ${checks} | ${violations.length ? 'FAIL' : 'PASS'}`,
+  );
+  for (const v of violations) console.log(`  ${v.check}: ${v.detail}`);
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(`soak: ${(error as Error).stack ?? error}`);
+    process.exit(3);
+  },
+);
