@@ -19,7 +19,7 @@
  * - throttleUpload: a data PUT's body is read at `throttleBytesPerSec`, so
  *   that uploads last long enough to be cut off, frozen or killed midway.
  */
-import type { ServiceEndpoint } from '../../workflows/policy/endpoints.js';
+import type { ServiceEndpoint } from '../../workflows/contracts/endpoints.js';
 import type { LateCommit } from './job-faults.js';
 
 export interface ChaosRates {

@@ -6,7 +6,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
-import { findTemporalBinary } from '../../worker/temporal-binaries.js';
+import { findTemporalBinary } from '../../worker/demo/temporal-binaries.js';
 
 export interface DevServer {
   readonly address: string;

@@ -11,7 +11,7 @@ import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
-import { objectImportWorkflowId } from '../../workflows/policy/nightly.js';
+import { objectImportWorkflowId } from '../../workflows/contracts/nightly.js';
 import type { SoakObject } from './objects.js';
 import { cleanEnv, ROOT } from './workers.js';
 

@@ -7,7 +7,7 @@
 import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
-import type { ImportProgress } from '../../workflows/policy/import-workflow-contract.js';
+import type { ImportProgress } from '../../workflows/contracts/import-workflow.js';
 
 export interface ExecutionView {
   workflowId: string;
