@@ -9,7 +9,7 @@
 import { Client } from '@temporalio/client';
 import { makeTelemetryFilterString, NativeConnection, Runtime } from '@temporalio/worker';
 import { type Config, ConfigError, loadConfig } from '../temporal.config.js';
-import { uploadTaskQueue } from '../workflows/policy/budget-contracts.js';
+import { pollTaskQueue, uploadTaskQueue } from '../workflows/policy/budget-contracts.js';
 import { ConnectFailedError, connectWithRetry } from './connect-with-retry.js';
 import { EXIT } from './exit-codes.js';
 import { createLogger, writeFatal } from './logging.js';
@@ -48,7 +48,7 @@ function startupFacts(config: Config): Record<string, unknown> {
     namespace,
     tls: connection.tls !== undefined && connection.tls !== false,
     apiKey: connection.apiKey !== undefined,
-    taskQueues: [taskQueue, uploadTaskQueue(taskQueue)],
+    taskQueues: [taskQueue, uploadTaskQueue(taskQueue), pollTaskQueue(taskQueue)],
     workflows: describeWorkflowSource(workflowSource(config.worker.workflowBundlePath)),
     service: config.service?.baseUrl,
     tenant: config.tenant,

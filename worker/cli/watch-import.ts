@@ -15,6 +15,8 @@ export interface WatchOptions {
   pollMs?: number;
   /** Where the bar and progress lines go. */
   out?: NodeJS.WriteStream;
+  /** Stops following (the import goes on): the bar is taken down and the watch rejects with the abort reason. */
+  signal?: AbortSignal;
 }
 
 interface Display {
@@ -73,8 +75,10 @@ export async function watchImport(handle: WorkflowHandle, options: WatchOptions 
   const meter = new RateMeter();
   let sent = 0;
   let total = 0;
+  const { signal } = options;
   try {
     for (;;) {
+      signal?.throwIfAborted();
       const description = await handle.describe();
       if (description.status.name !== 'RUNNING') break;
       const progress = await queryProgress(handle);
@@ -86,7 +90,8 @@ export async function watchImport(handle: WorkflowHandle, options: WatchOptions 
         ? `${progress.phase} (job ${progress.jobState})`
         : (progress?.phase ?? 'starting');
       display.update(phase, sent, total, meter.add(Date.now(), sent), waitingNote(progress, handle.workflowId));
-      await delay(options.pollMs ?? 1_000);
+      // An abort ends the pause early; the loop's check then throws its reason.
+      await delay(options.pollMs ?? 1_000, undefined, { signal }).catch(() => undefined);
     }
   } finally {
     display.stop();
