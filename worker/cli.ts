@@ -12,7 +12,12 @@ import { ABANDON_SIGNAL, RETRY_SIGNAL } from '../workflows/policy/import-workflo
 import { budgetCommand } from './cli/budget-command.js';
 import { errorLine, exitCodeOf } from './cli/cli-error.js';
 import { type CliContext, processContext } from './cli/context.js';
-import { schedulesApplyCommand, schedulesListCommand, schedulesTriggerCommand } from './cli/schedule-commands.js';
+import {
+  type ApplyFlags,
+  schedulesApplyCommand,
+  schedulesListCommand,
+  schedulesTriggerCommand,
+} from './cli/schedule-commands.js';
 import { signalCommand } from './cli/signal-commands.js';
 import { startCommand } from './cli/start-command.js';
 import { statusCommand } from './cli/status-command.js';
@@ -101,8 +106,12 @@ export function buildProgram(ctx: CliContext): Command {
     .command('apply')
     .description('Create or update one schedule (nightly-<feedId>) per configured feed; idempotent.')
     .option('--dry-run', 'print the plan without changing anything')
-    .option('--prune', 'also delete nightly-* schedules whose feed is no longer configured')
-    .action((options: { dryRun?: boolean; prune?: boolean }) => schedulesApplyCommand(options, ctx));
+    .option(
+      '--prune',
+      'also delete nightly-* schedules whose feed is no longer configured (refused when no feed is configured)',
+    )
+    .option('--prune-all', 'as --prune, also when no feed is configured: then every nightly-* schedule is deleted')
+    .action((options: ApplyFlags) => schedulesApplyCommand(options, ctx));
   schedules
     .command('list')
     .description('List the nightly schedules with their state, next and last run.')

@@ -111,6 +111,15 @@ describe('import-worker as a child process', () => {
     ]);
   });
 
+  it('refuses schedules apply --prune with no feed configured, before connecting', { timeout: 120_000 }, async () => {
+    const r = await run(['schedules', 'apply', '--prune']);
+    expect(r.code).toBe(2);
+    expect(errorLines(r.stderr)).toEqual([
+      'error: refusing --prune: IMPORT_FEEDS_FILE is unset, so it would delete every nightly schedule; set IMPORT_FEEDS_FILE, or pass --prune-all to delete them all',
+    ]);
+    expect(r.stdout).toBe('');
+  });
+
   it('refuses to trigger a feed that is not configured, before connecting', { timeout: 120_000 }, async () => {
     const r = await run(['schedules', 'trigger', 'nosuchfeed']);
     expect(r.code).toBe(2);
