@@ -10,7 +10,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { ENTITY_TYPES, LIST_ACTIONS, ON_FAILURE_MODES } from '../workflows/policy/import-input.js';
 import { ABANDON_SIGNAL, RETRY_SIGNAL } from '../workflows/policy/import-workflow-contract.js';
 import { budgetCommand } from './cli/budget-command.js';
-import { errorLine, exitCodeOf } from './cli/cli-error.js';
+import { errorLine, exitCodeOf, Interrupted } from './cli/cli-error.js';
 import { type CliContext, processContext } from './cli/context.js';
 import {
   type ApplyFlags,
@@ -132,7 +132,8 @@ export async function main(argv: string[], ctx: CliContext = processContext): Pr
     return EXIT.ok;
   } catch (err) {
     // Commander has already written its own one line (or the help or version).
-    if (!(err instanceof CommanderError)) ctx.warn(`error: ${errorLine(err)}`);
+    if (err instanceof Interrupted) ctx.warn(err.message);
+    else if (!(err instanceof CommanderError)) ctx.warn(`error: ${errorLine(err)}`);
     return exitCodeOf(err);
   }
 }

@@ -8,6 +8,8 @@ export const EXIT = {
   failed: 1,
   /** Nothing was attempted: a usage error (flag, argument, input) or a configuration error (variable). */
   usage: 2,
+  /** Ctrl-C (SIGINT, or SIGTERM) while following an import: the command stopped, the import goes on. */
+  interrupted: 130,
 } as const;
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
