@@ -104,7 +104,7 @@ describe('import-worker as a child process', () => {
   });
 
   it('is not blocked by a typo in a variable only the worker reads', { timeout: 120_000 }, async () => {
-    const r = await run(['status', 'import-x'], { UPLOAD_PART_SIZE: '8mb', LOG_LEVEL: 'info' });
+    const r = await run(['status', 'import-x'], { UPLOAD_PART_SIZE: '8mb', LOG_LEVEL: 'loud' });
     expect(r.code).toBe(1);
     expect(errorLines(r.stderr)).toEqual([
       expect.stringMatching(/^error: cannot reach Temporal at 127\.0\.0\.1:1 \(.*\); set TEMPORAL_ADDRESS/),
