@@ -95,6 +95,9 @@ describe('npm run demo, stopped with Ctrl-C', () => {
     const demo = startDemo(['--rows', '200']);
     await until('the demo waits for Ctrl-C', () => demo.stdout().includes('Press Ctrl-C to stop.'), 180_000, demo);
     expect(s3Leftovers(demo)).toHaveLength(1);
+    // The status line it suggests links to the demo's own Web UI, not the default port.
+    const ui = /, Web UI (http:\/\/127\.0\.0\.1:\d+)$/m.exec(demo.stdout())?.[1];
+    expect(demo.stdout()).toContain(`TEMPORAL_UI_URL=${ui} npm run cli -- status demo-accounts-`);
 
     process.kill(-demo.group, 'SIGINT');
     await until('every process of the group ends', () => !groupAlive(demo.group), 45_000, demo);
