@@ -200,9 +200,9 @@ async function demo(options: DemoOptions, stop: StopSignal): Promise<void> {
     await stop.whenRequested.catch(() => undefined);
     say('Stopping.');
   } finally {
-    const stopped = await tearDown(stack);
-    if (!stopped) process.stderr.write(`demo: the stack did not stop within ${SHUTDOWN_DEADLINE_MS / 1000} s\n`);
-    await runtime.shutdown();
+    // A runtime whose workers did not stop is left to the process exit.
+    if (await tearDown(stack)) await runtime.shutdown();
+    else process.stderr.write(`demo: the stack did not stop within ${SHUTDOWN_DEADLINE_MS / 1000} s\n`);
   }
 }
 
@@ -223,7 +223,7 @@ async function main(stop: StopSignal): Promise<number> {
     // A failing step while stopping (the servers got the terminal's Ctrl-C too) is the stop, not a failure.
     if (err instanceof StopRequested || stop.requested) {
       process.stderr.write('demo: stopped before the import ended\n');
-      return 130;
+      return EXIT.interrupted;
     }
     process.stderr.write(`demo: ${errorLine(err)}\n`);
     return EXIT.failed;

@@ -8,7 +8,7 @@ export const EXIT = {
   failed: 1,
   /** Nothing was attempted: a usage error (flag, argument, input) or a configuration error (variable). */
   usage: 2,
-  /** Ctrl-C (SIGINT, or SIGTERM) while following an import: the command stopped, the import goes on. */
+  /** Stopped by Ctrl-C (SIGINT) or SIGTERM before it was done: `start --wait` (the import goes on), the demo. */
   interrupted: 130,
 } as const;
 
