@@ -9,6 +9,7 @@ import type { Readable } from 'node:stream';
 import {
   GetObjectCommand,
   type GetObjectCommandOutput,
+  HeadBucketCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
   type S3Client,
@@ -84,6 +85,8 @@ function nameOf(err: unknown): string | undefined {
   return (err as S3ErrorShape | undefined)?.name;
 }
 
+const bucketMissing = (bucket: string) => `the bucket "${bucket}" does not exist`;
+
 export class S3Source {
   constructor(private readonly client: S3Client) {}
 
@@ -100,7 +103,23 @@ export class S3Source {
         contentType: out.ContentType,
       };
     } catch (err) {
-      throw this.mapError(err, bucket, key);
+      const mapped = this.mapError(err, bucket, key);
+      // A HEAD answer has no body, so a 404 cannot say whether the bucket or the key is missing: one HeadBucket tells.
+      if (mapped instanceof SourceObjectMissing && !(await this.bucketExists(bucket, signal))) {
+        throw new SourceObjectMissing(bucket, key, bucketMissing(bucket));
+      }
+      throw mapped;
+    }
+  }
+
+  /** False only when S3 says the bucket is not there; anything else (access denied, an outage) claims nothing. */
+  private async bucketExists(bucket: string, signal?: AbortSignal): Promise<boolean> {
+    try {
+      await this.client.send(new HeadBucketCommand({ Bucket: bucket }), { abortSignal: signal });
+      return true;
+    } catch (err) {
+      const name = nameOf(err);
+      return !(statusOf(err) === 404 || name === 'NotFound' || name === 'NoSuchBucket');
     }
   }
 
@@ -213,7 +232,7 @@ export class S3Source {
   private mapError(err: unknown, bucket: string, key: string, etag?: string): unknown {
     const status = statusOf(err);
     const name = nameOf(err);
-    if (name === 'NoSuchBucket') return new SourceObjectMissing(bucket, key, `the bucket "${bucket}" does not exist`);
+    if (name === 'NoSuchBucket') return new SourceObjectMissing(bucket, key, bucketMissing(bucket));
     if (status === 404 || name === 'NotFound' || name === 'NoSuchKey') {
       return new SourceObjectMissing(bucket, key, 'no such object');
     }

@@ -111,7 +111,7 @@ describe('inspectSource refuses files the service would reject, before any servi
   it('fails with SourceNotFound when the bucket does not exist', async () => {
     const err = await failureOf(inspect({ bucket: 'no-such-bucket', key: 'a.csv' }));
     expect(err.type).toBe('SourceNotFound');
-    expect(err.message).toContain('s3://no-such-bucket/a.csv');
+    expect(err.message).toContain('s3://no-such-bucket/a.csv: the bucket "no-such-bucket" does not exist');
   });
 
   it('fails with FileTooLarge naming the size and the limit', async () => {

@@ -15,7 +15,7 @@ import { objectImportWorkflowId } from '../../workflows/contracts/nightly.js';
 import type { SoakObject } from './objects.js';
 import { cleanEnv, ROOT } from './workers.js';
 
-const CLI = join(ROOT, 'dist', 'worker', 'cli.js');
+const CLI = join(ROOT, 'dist', 'worker', 'cli', 'main.js');
 
 export type StartOutcome = 'started' | 'already' | 'failed';
 

@@ -1,5 +1,5 @@
 /**
- * The compiled worker (`node dist/worker/main.js`, as `npm start` runs it) in
+ * The compiled worker (`node dist/worker/process/main.js`, as `npm start` runs it) in
  * several OS processes, configured only by environment variables, each
  * reaching Temporal through its own cuttable proxy. The soak kills them with
  * SIGKILL (and starts them again), freezes them with SIGSTOP (and thaws them
@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { TcpProxy } from './tcp-proxy.js';
 
 export const ROOT = join(import.meta.dirname, '..', '..');
-const MAIN = join(ROOT, 'dist', 'worker', 'main.js');
+const MAIN = join(ROOT, 'dist', 'worker', 'process', 'main.js');
 
 export interface SoakWorker {
   readonly index: number;

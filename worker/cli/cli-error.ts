@@ -28,6 +28,13 @@ export class UsageError extends CliError {
   }
 }
 
+/** Not an error: the operator stopped the command (Ctrl-C); its message is said as it is, without "error:". */
+export class Interrupted extends CliError {
+  constructor(message: string) {
+    super(message, EXIT.interrupted);
+  }
+}
+
 /** The one line an error becomes. */
 export function errorLine(err: unknown): string {
   if (err instanceof CliError || err instanceof ConfigError) return err.message;

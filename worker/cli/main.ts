@@ -12,10 +12,15 @@ import { abandonSignal, retrySignal } from '../../workflows/contracts/messages.j
 import { EXIT } from '../shared/exit-codes.js';
 import { packageVersion } from '../shared/version.js';
 import { budgetCommand } from './budget-command.js';
-import { errorLine, exitCodeOf } from './cli-error.js';
+import { errorLine, exitCodeOf, Interrupted } from './cli-error.js';
 import { type CliContext, processContext } from './context.js';
 import { checkDryRunFlags, startDryRunCommand, triggerDryRunCommand } from './dry-run-command.js';
-import { schedulesApplyCommand, schedulesListCommand, schedulesTriggerCommand } from './schedule-commands.js';
+import {
+  type ApplyFlags,
+  schedulesApplyCommand,
+  schedulesListCommand,
+  schedulesTriggerCommand,
+} from './schedule-commands.js';
 import { signalCommand } from './signal-commands.js';
 import { startCommand } from './start-command.js';
 import { statusCommand } from './status-command.js';
@@ -107,8 +112,12 @@ export function buildProgram(ctx: CliContext): Command {
     .command('apply')
     .description('Create or update one schedule (nightly-<feedId>) per configured feed; idempotent.')
     .option('--dry-run', 'print the plan without changing anything')
-    .option('--prune', 'also delete nightly-* schedules whose feed is no longer configured')
-    .action((options: { dryRun?: boolean; prune?: boolean }) => schedulesApplyCommand(options, ctx));
+    .option(
+      '--prune',
+      'also delete nightly-* schedules whose feed is no longer configured (refused when no feed is configured)',
+    )
+    .option('--prune-all', 'as --prune, also when no feed is configured: then every nightly-* schedule is deleted')
+    .action((options: ApplyFlags) => schedulesApplyCommand(options, ctx));
   schedules
     .command('list')
     .description('List the nightly schedules with their state, next and last run.')
@@ -135,7 +144,8 @@ export async function main(argv: string[], ctx: CliContext = processContext): Pr
     return EXIT.ok;
   } catch (err) {
     // Commander has already written its own one line (or the help or version).
-    if (!(err instanceof CommanderError)) ctx.warn(`error: ${errorLine(err)}`);
+    if (err instanceof Interrupted) ctx.warn(err.message);
+    else if (!(err instanceof CommanderError)) ctx.warn(`error: ${errorLine(err)}`);
     return exitCodeOf(err);
   }
 }

@@ -7,9 +7,30 @@ import { type CliContext, withClient } from './context.js';
 import { applySchedules, describePlan, desiredSchedules, scheduleIdForFeed } from './schedules.js';
 import { formatTable } from './table.js';
 
-export async function schedulesApplyCommand(options: { dryRun?: boolean; prune?: boolean }, ctx: CliContext) {
+export interface ApplyFlags {
+  dryRun?: boolean;
+  prune?: boolean;
+  /** --prune, also with no feed configured: then every nightly schedule goes. */
+  pruneAll?: boolean;
+}
+
+/**
+ * --prune with no feed configured would delete every nightly schedule; in a deploy step an unset
+ * IMPORT_FEEDS_FILE is an easy mistake, so that takes --prune-all.
+ */
+function refusePruningEverything(ctx: CliContext): never {
+  const file = ctx.env.IMPORT_FEEDS_FILE?.trim();
+  const why = file ? `IMPORT_FEEDS_FILE ${file} lists no feeds` : 'IMPORT_FEEDS_FILE is unset';
+  throw new UsageError(
+    `refusing --prune: ${why}, so it would delete every nightly schedule; set IMPORT_FEEDS_FILE, or pass --prune-all to delete them all`,
+  );
+}
+
+export async function schedulesApplyCommand(options: ApplyFlags, ctx: CliContext) {
   const config = loadClientConfig(ctx.env);
   const feeds = loadFeeds(ctx.env);
+  const prune = (options.prune ?? false) || (options.pruneAll ?? false);
+  if (options.prune && !options.pruneAll && feeds.length === 0) refusePruningEverything(ctx);
   const desired = desiredSchedules(feeds, config.temporal.taskQueue, config.tenant);
   for (const feed of feeds) {
     if (feed.listAction === 'replace' || feed.listAction === 'delete') {
@@ -18,7 +39,7 @@ export async function schedulesApplyCommand(options: { dryRun?: boolean; prune?:
   }
   await withClient(ctx, config.temporal, async ({ client }) => {
     const dryRun = options.dryRun ?? false;
-    const plan = await applySchedules(client.schedule, desired, { dryRun, prune: options.prune ?? false });
+    const plan = await applySchedules(client.schedule, desired, { dryRun, prune });
     for (const line of describePlan(plan, dryRun)) ctx.print(line);
   });
 }

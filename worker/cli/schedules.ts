@@ -6,9 +6,15 @@
  * so applying the same configuration twice changes nothing. Describes,
  * creates, updates and deletes run a bounded number at a time (p-limit), so a
  * hundred feeds apply in seconds without flooding the frontend.
+ *
+ * Two applies may run at once (two deploy steps, a retry), and the server's
+ * list is eventually consistent: a schedule the plan would create may exist by
+ * the time it is created. The create's ScheduleAlreadyRunning then turns into
+ * an update (or nothing, when it already holds this definition), and a delete
+ * that finds the schedule gone is done.
  */
 import type { ScheduleDescription, ScheduleOptions, ScheduleUpdateOptions } from '@temporalio/client';
-import { ScheduleOverlapPolicy } from '@temporalio/client';
+import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
 import pLimit from 'p-limit';
 import type { FeedConfig } from '../../temporal.config.js';
 import { fnv1a64 } from '../../workflows/contracts/job-key.js';
@@ -160,32 +166,68 @@ export async function readExistingSchedules(api: ScheduleApi, limit: Limit): Pro
   for await (const summary of api.list()) {
     if (summary.scheduleId.startsWith(NIGHTLY_ID_PREFIX)) ids.push(summary.scheduleId);
   }
-  return Promise.all(
+  const described = await Promise.all(
     ids.map((scheduleId) =>
       limit(async () => {
-        const hash = (await api.getHandle(scheduleId).describe()).action.memo?.[DEFINITION_HASH_MEMO];
-        return { scheduleId, definitionHash: typeof hash === 'string' ? hash : undefined };
+        try {
+          const hash = (await api.getHandle(scheduleId).describe()).action.memo?.[DEFINITION_HASH_MEMO];
+          return { scheduleId, definitionHash: typeof hash === 'string' ? hash : undefined };
+        } catch (err) {
+          // Deleted since it was listed (another apply's prune): it does not exist.
+          if (err instanceof ScheduleNotFoundError) return undefined;
+          throw err;
+        }
       }),
     ),
   );
+  return described.filter((s) => s !== undefined);
 }
 
-export async function executePlan(api: ScheduleApi, plan: SchedulePlan, limit: Limit): Promise<void> {
-  await Promise.all([
-    ...plan.create.map((want) => limit(() => api.create(want.options))),
+function updateTo(api: ScheduleApi, want: DesiredSchedule): Promise<void> {
+  return api.getHandle(want.scheduleId).update((previous) => ({
+    spec: want.options.spec,
+    action: want.options.action,
+    policies: want.options.policies,
+    // An operator's pause (and its note) survives a configuration change.
+    state: { paused: previous.state.paused, note: previous.state.note },
+  }));
+}
+
+/** Creates the schedule, or, when it exists after all, brings it to this definition. */
+async function createOrUpdate(api: ScheduleApi, want: DesiredSchedule): Promise<'create' | 'update' | 'unchanged'> {
+  try {
+    await api.create(want.options);
+    return 'create';
+  } catch (err) {
+    if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+  }
+  const hash = (await api.getHandle(want.scheduleId).describe()).action.memo?.[DEFINITION_HASH_MEMO];
+  if (hash === want.definitionHash) return 'unchanged';
+  await updateTo(api, want);
+  return 'update';
+}
+
+async function deleteIfThere(api: ScheduleApi, scheduleId: string): Promise<void> {
+  try {
+    await api.getHandle(scheduleId).delete();
+  } catch (err) {
+    if (!(err instanceof ScheduleNotFoundError)) throw err;
+  }
+}
+
+/** Carries the plan out; resolves to what was done, which differs from the plan where another apply came first. */
+export async function executePlan(api: ScheduleApi, plan: SchedulePlan, limit: Limit): Promise<SchedulePlan> {
+  const done: SchedulePlan = { create: [], update: [], unchanged: [...plan.unchanged], delete: plan.delete };
+  const outcomes = await Promise.all([
+    ...plan.create.map((want) => limit(async () => ({ want, outcome: await createOrUpdate(api, want) }))),
     ...plan.update.map((want) =>
-      limit(() =>
-        api.getHandle(want.scheduleId).update((previous) => ({
-          spec: want.options.spec,
-          action: want.options.action,
-          policies: want.options.policies,
-          // An operator's pause (and its note) survives a configuration change.
-          state: { paused: previous.state.paused, note: previous.state.note },
-        })),
-      ),
+      limit(async () => ({ want, outcome: await updateTo(api, want).then(() => 'update' as const) })),
     ),
-    ...plan.delete.map((id) => limit(() => api.getHandle(id).delete())),
+    ...plan.delete.map((id) => limit(() => deleteIfThere(api, id)).then(() => undefined)),
   ]);
+  // Promise.all keeps the plan's order, whichever call finished first.
+  for (const entry of outcomes) if (entry) done[entry.outcome].push(entry.want);
+  return done;
 }
 
 export interface ApplyOptions {
@@ -202,8 +244,7 @@ export async function applySchedules(
 ): Promise<SchedulePlan> {
   const limit = pLimit(options.concurrency ?? DEFAULT_APPLY_CONCURRENCY);
   const plan = planSchedules(desired, await readExistingSchedules(api, limit), options);
-  if (!options.dryRun) await executePlan(api, plan, limit);
-  return plan;
+  return options.dryRun ? plan : executePlan(api, plan, limit);
 }
 
 /** The plan as the CLI prints it, one line per schedule. */

@@ -8,19 +8,20 @@
 import {
   type Client,
   WorkflowExecutionAlreadyStartedError,
+  type WorkflowHandle,
   type WorkflowHandleWithFirstExecutionRunId,
   WorkflowIdReusePolicy,
 } from '@temporalio/client';
 import { loadClientConfig } from '../../temporal.config.js';
 import type { ImportFileResult } from '../../workflows/contracts/import-workflow.js';
 import type { importFile } from '../../workflows/import-file.js';
-import { CliError } from './cli-error.js';
+import { CliError, Interrupted } from './cli-error.js';
 import { workflowUiLink } from './connect.js';
 import { type CliContext, withClient } from './context.js';
 import { formatBytes } from './import-progress.js';
 import { type ObjectVersion, objectVersionOf } from './object-version.js';
 import { destructiveListActionWarning, importInputFromFlags, type StartFlags } from './start-input.js';
-import { watchImport } from './watch-import.js';
+import { type ImportOutcome, watchImport } from './watch-import.js';
 
 export interface StartOptions extends StartFlags {
   wait?: boolean;
@@ -60,10 +61,32 @@ export async function startCommand(options: StartOptions, ctx: CliContext): Prom
     ctx.print(`  ${workflowUiLink(config.temporal, workflowId)}`);
     if (!options.wait) return;
 
-    const outcome = await watchImport(handle);
+    const outcome = await followUntilStopped(handle);
     if (!outcome.ok) throw new CliError(`import failed: ${outcome.reason}`);
     ctx.print(describeResult(outcome.result));
   });
+}
+
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM'] as const;
+
+/**
+ * watchImport until the import ends or the operator presses Ctrl-C (or the process gets SIGTERM): then
+ * the progress bar is taken down (cursor and line wrapping restored) and the command says the import goes on.
+ */
+async function followUntilStopped(handle: WorkflowHandle): Promise<ImportOutcome> {
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
+  try {
+    return await watchImport(handle, { signal: stop.signal });
+  } catch (err) {
+    if (!stop.signal.aborted) throw err;
+    throw new Interrupted(
+      `stopped following ${handle.workflowId}; the import goes on. Follow it with: import-worker status ${handle.workflowId}`,
+    );
+  } finally {
+    for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
+  }
 }
 
 /** Why an object version's import was not started: it runs, or it completed. */

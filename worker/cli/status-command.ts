@@ -2,10 +2,13 @@
 
 import { loadTemporalConfig } from '../../temporal.config.js';
 import type { ImportFileResult } from '../../workflows/contracts/import-workflow.js';
+import { NIGHTLY_WORKFLOW_TYPE, type NightlyImportResult } from '../../workflows/contracts/nightly.js';
 import { workflowUiLink } from './connect.js';
 import { type CliContext, withClient } from './context.js';
 import { formatBytes, queryProgress, retryingStepsOf, uploadProgressOf, waitingNote } from './import-progress.js';
+import { describeNightlyResult } from './nightly-result.js';
 import { describeResult } from './start-command.js';
+import { hasWorkflowPoller, noWorkerNote } from './task-queue-pollers.js';
 import { failureReason } from './watch-import.js';
 
 export async function statusCommand(workflowId: string, ctx: CliContext): Promise<void> {
@@ -19,8 +22,13 @@ export async function statusCommand(workflowId: string, ctx: CliContext): Promis
     ctx.print(`started   ${description.startTime.toISOString()}`);
     if (description.closeTime) ctx.print(`closed    ${description.closeTime.toISOString()}`);
 
-    const progress = await queryProgress(handle);
-    if (progress) {
+    // Without a worker on its queue the query would only wait for its timeout.
+    const noWorker =
+      status === 'RUNNING' && !(await hasWorkflowPoller(client.workflow, description.taskQueue).catch(() => true));
+    const progress = noWorker ? undefined : await queryProgress(handle);
+    if (noWorker) {
+      ctx.warn(noWorkerNote(description.taskQueue));
+    } else if (progress) {
       ctx.print(`phase     ${progress.phase}`);
       if (progress.jobId !== undefined)
         ctx.print(`job       ${progress.jobId} (${progress.jobState ?? 'state unknown'})`);
@@ -40,7 +48,11 @@ export async function statusCommand(workflowId: string, ctx: CliContext): Promis
       ctx.warn('progress unavailable: no worker answered the progress query (is a worker running on the task queue?)');
     }
 
-    if (status === 'COMPLETED') {
+    if (status === 'COMPLETED' && description.type === NIGHTLY_WORKFLOW_TYPE) {
+      const [tally, ...failures] = describeNightlyResult((await handle.result()) as NightlyImportResult);
+      ctx.print(`result    ${tally}`);
+      for (const line of failures) ctx.print(line);
+    } else if (status === 'COMPLETED') {
       ctx.print(`result    ${describeResult((await handle.result()) as ImportFileResult)}`);
     } else if (status === 'FAILED') {
       ctx.print(`failure   ${await handle.result().then(() => 'none', failureReason)}`);

@@ -6,8 +6,12 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import cliProgress from 'cli-progress';
-import type { ImportFileResult } from '../../workflows/contracts/import-workflow.js';
+import type { ImportFileResult, ImportProgress } from '../../workflows/contracts/import-workflow.js';
 import { formatBytes, queryProgress, RateMeter, uploadProgressOf, waitingNote } from './import-progress.js';
+import { hasWorkflowPoller, noWorkerNote } from './task-queue-pollers.js';
+
+/** How often a watch of an import no worker has answered for asks whether any worker polls its task queue. */
+const NO_WORKER_CHECK_MS = 5_000;
 
 export type ImportOutcome = { ok: true; result: ImportFileResult } | { ok: false; reason: string };
 
@@ -15,6 +19,10 @@ export interface WatchOptions {
   pollMs?: number;
   /** Where the bar and progress lines go. */
   out?: NodeJS.WriteStream;
+  /** Stops following (the import goes on): the bar is taken down and the watch rejects with the abort reason. */
+  signal?: AbortSignal;
+  /** Default NO_WORKER_CHECK_MS. */
+  noWorkerCheckMs?: number;
 }
 
 interface Display {
@@ -61,6 +69,22 @@ function lineDisplay(out: NodeJS.WriteStream): Display {
   };
 }
 
+/**
+ * Whether no worker polls the task queue, asked at most every `everyMs`. While none does, the progress
+ * query is not sent: it would wait for its timeout (many seconds) and leave `starting` on the screen.
+ */
+function workerCheck(handle: WorkflowHandle, everyMs: number) {
+  let checkedAt = Number.NEGATIVE_INFINITY;
+  let missing = false;
+  return async (taskQueue: string): Promise<boolean> => {
+    if (Date.now() - checkedAt < everyMs) return missing;
+    checkedAt = Date.now();
+    // A failed check claims nothing: the query then tells.
+    missing = !(await hasWorkflowPoller(handle.client, taskQueue).catch(() => true));
+    return missing;
+  };
+}
+
 export function failureReason(err: unknown): string {
   const cause = err instanceof WorkflowFailedError ? (err.cause ?? err) : err;
   if (cause instanceof ApplicationFailure && cause.type) return `${cause.type}: ${cause.message}`;
@@ -73,11 +97,18 @@ export async function watchImport(handle: WorkflowHandle, options: WatchOptions 
   const meter = new RateMeter();
   let sent = 0;
   let total = 0;
+  const { signal } = options;
+  const noWorker = workerCheck(handle, options.noWorkerCheckMs ?? NO_WORKER_CHECK_MS);
+  // Once a worker answered, it is there: the check is for imports nobody has picked up.
+  let answered = false;
   try {
     for (;;) {
+      signal?.throwIfAborted();
       const description = await handle.describe();
       if (description.status.name !== 'RUNNING') break;
-      const progress = await queryProgress(handle);
+      const missing: boolean = !answered && (await noWorker(description.taskQueue));
+      const progress: ImportProgress | undefined = missing ? undefined : await queryProgress(handle);
+      answered ||= progress !== undefined;
       const upload = uploadProgressOf(description);
       total = upload?.totalBytes ?? progress?.totalBytes ?? total;
       if (upload) sent = upload.bytesSent;
@@ -85,8 +116,10 @@ export async function watchImport(handle: WorkflowHandle, options: WatchOptions 
       const phase = progress?.jobState
         ? `${progress.phase} (job ${progress.jobState})`
         : (progress?.phase ?? 'starting');
-      display.update(phase, sent, total, meter.add(Date.now(), sent), waitingNote(progress, handle.workflowId));
-      await delay(options.pollMs ?? 1_000);
+      const note = missing ? noWorkerNote(description.taskQueue) : waitingNote(progress, handle.workflowId);
+      display.update(phase, sent, total, meter.add(Date.now(), sent), note);
+      // An abort ends the pause early; the loop's check then throws its reason.
+      await delay(options.pollMs ?? 1_000, undefined, { signal }).catch(() => undefined);
     }
   } finally {
     display.stop();

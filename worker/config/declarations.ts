@@ -194,11 +194,12 @@ export const CONFIG_VARIABLES = {
     readableFile('a workflow bundle written by npm run build'),
   ),
   LOG_LEVEL: variable(
-    '`TRACE`, `DEBUG`, `INFO`, `WARN` or `ERROR`. Logs are JSON lines when stderr is not a terminal',
+    '`TRACE`, `DEBUG`, `INFO`, `WARN` or `ERROR`, in any case. Logs are JSON lines when stderr is not a terminal',
     'INFO',
+    // Any case: `info` is as clear as `INFO`.
     (text, name) =>
-      (LOG_LEVELS as readonly string[]).includes(text)
-        ? (text as LogLevel)
+      (LOG_LEVELS as readonly string[]).includes(text.toUpperCase())
+        ? (text.toUpperCase() as LogLevel)
         : fail(name, `one of ${LOG_LEVELS.join(', ')}`, text),
   ),
   IMPORT_FEEDS_FILE: optional(

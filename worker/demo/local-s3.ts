@@ -82,6 +82,9 @@ export async function startLocalS3(options: LocalS3Options): Promise<LocalS3> {
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  // Recorded from the start: a terminal's Ctrl-C reaches the child with the demo, so it may have exited
+  // before close() is called, and a listener added then would wait for an event that already fired.
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let port: number;
   try {
     port = await readPort(child);
@@ -97,11 +100,8 @@ export async function startLocalS3(options: LocalS3Options): Promise<LocalS3> {
     client,
     async close() {
       client.destroy();
-      if (child.exitCode === null) {
-        const exited = once(child, 'exit');
-        child.kill();
-        await exited;
-      }
+      if (child.exitCode === null && child.signalCode === null) child.kill();
+      await exited;
       rmSync(directory, { recursive: true, force: true });
     },
   };

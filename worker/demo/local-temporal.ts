@@ -96,6 +96,8 @@ export async function startDevServer(
         namespace,
         ui: true,
         uiPort,
+        // Its WARN lines (a generated cluster id at start, failed polls while a Ctrl-C stops it) mean nothing in a demo.
+        log: { format: 'pretty', level: 'error' },
         executable: binary ? { type: 'existing-path', path: binary.path } : undefined,
       },
     });

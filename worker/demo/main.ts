@@ -8,7 +8,7 @@
  */
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { makeTelemetryFilterString, Runtime } from '@temporalio/worker';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { loadConfig } from '../../temporal.config.js';
 import { DEMO_TOKENS, startSimulator } from '../../test/simulator/server.js';
 import type { ImportFileInput } from '../../workflows/contracts/import-input.js';
@@ -18,9 +18,11 @@ import { formatBytes } from '../cli/import-progress.js';
 import { describeResult } from '../cli/start-command.js';
 import { watchImport } from '../cli/watch-import.js';
 import { createLogger } from '../process/logging.js';
+import { EXIT } from '../shared/exit-codes.js';
 import { startLocalS3 } from './local-s3.js';
 import { startLocalTemporal } from './local-temporal.js';
 import { sampleAccountsCsv } from './sample-csv.js';
+import { listenForStop, StopRequested, type StopSignal } from './stop-signal.js';
 
 const BUCKET = 'demo-imports';
 const KEY = 'accounts/sample-accounts.csv';
@@ -36,8 +38,10 @@ function positiveInt(text: string): number {
   return n;
 }
 
+/** Commander's errors throw instead of exiting, so that a usage error exits 2 as everywhere else. */
 function parseArgs(argv: string[]): DemoOptions {
   return new Command('demo')
+    .exitOverride()
     .description('Run one import end to end on a local stack: Temporal, s3rver, the service simulator and a worker.')
     .option('--exit', 'stop the stack after the import instead of waiting for Ctrl-C')
     .option('--rows <n>', 'rows in the generated accounts CSV', positiveInt, 50_000)
@@ -51,29 +55,50 @@ function parseArgs(argv: string[]): DemoOptions {
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
+/** Long enough for a worker to finish its shutdown; a stack that takes longer is left to the operating system. */
+const SHUTDOWN_DEADLINE_MS = 30_000;
+
 /**
  * The worker logs at WARN unless LOG_LEVEL says otherwise: the demo's own lines
  * tell the story. Installed before the dev server starts, which creates the runtime.
+ * No shutdown signals: the demo owns SIGINT and SIGTERM (demo/stop-signal.ts)
+ * and stops its stack in order, the workers first.
  */
 function installRuntimeLogger(): Runtime {
   const { logLevel } = loadConfig({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL || 'WARN' }).worker;
   return Runtime.install({
+    shutdownSignals: [],
     logger: createLogger(logLevel),
     telemetryOptions: { logging: { forward: {}, filter: makeTelemetryFilterString({ core: 'WARN' }) } },
   });
 }
 
-async function demo(options: DemoOptions): Promise<void> {
-  const stack: (() => Promise<void>)[] = [];
-  const shutdown = async () => {
+/** Stops what started, last first; gives up after the deadline rather than hang (the caller then exits). */
+async function tearDown(stack: (() => Promise<void>)[]): Promise<boolean> {
+  const stopAll = async () => {
     for (const stop of stack.reverse()) await stop().catch(() => undefined);
+    return true;
   };
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), SHUTDOWN_DEADLINE_MS);
+  });
+  try {
+    return await Promise.race([stopAll(), deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function demo(options: DemoOptions, stop: StopSignal): Promise<void> {
+  const stack: (() => Promise<void>)[] = [];
   // Idle once everything is torn down, or never used when start-up failed: shut it down so the process can end.
   const runtime = installRuntimeLogger();
   try {
     // Temporal first: without a server nothing else is worth starting, and the failure comes in seconds.
     const temporal = await startLocalTemporal(process.env);
     stack.push(() => temporal.env.teardown());
+    stop.throwIfRequested();
     say(`Temporal      ${temporal.origin}`);
     say(
       `              ${temporal.address} (namespace ${temporal.namespace})${temporal.uiUrl ? `, Web UI ${temporal.uiUrl}` : ''}`,
@@ -81,12 +106,14 @@ async function demo(options: DemoOptions): Promise<void> {
 
     const s3 = await startLocalS3({ buckets: [BUCKET] });
     stack.push(() => s3.close());
+    stop.throwIfRequested();
     const csv = sampleAccountsCsv(options.rows);
     await s3.client.send(new PutObjectCommand({ Bucket: BUCKET, Key: KEY, Body: csv, ContentType: 'text/csv' }));
     say(`S3 (s3rver)   ${s3.endpoint}  s3://${BUCKET}/${KEY} (${options.rows} rows, ${formatBytes(csv.length)})`);
 
     const sim = await startSimulator({ processingMs: 2_000 });
     stack.push(() => sim.close());
+    stop.throwIfRequested();
     say(`Service       ${sim.baseUrl} (simulator)`);
 
     // The worker's S3 client takes credentials from the AWS default chain, as in production.
@@ -140,7 +167,10 @@ async function demo(options: DemoOptions): Promise<void> {
     say(`              ${workflowUiLink(config.temporal, workflowId)}`);
 
     // A worker that fails or stops must end the demo, not leave it waiting on an import nobody runs.
-    const outcome = await Promise.race([watchImport(handle), workerDone.then(() => undefined)]);
+    const outcome = await Promise.race([
+      watchImport(handle, { signal: stop.signal }),
+      workerDone.then(() => undefined),
+    ]);
     if (!outcome) throw new Error('the worker stopped before the import ended');
     if (!outcome.ok) throw new Error(`import failed: ${outcome.reason}`);
     const { result } = outcome;
@@ -161,22 +191,45 @@ async function demo(options: DemoOptions): Promise<void> {
     if (options.exit) return;
     say('');
     say('The stack stays up: try the CLI against it, e.g.');
-    say(`  TEMPORAL_ADDRESS=${temporal.address} npm run cli -- status ${workflowId}`);
+    // The UI link `status` prints comes from TEMPORAL_UI_URL: the demo's UI is on a port of its own.
+    const ui = temporal.uiUrl ? ` TEMPORAL_UI_URL=${temporal.uiUrl}` : '';
+    say(`  TEMPORAL_ADDRESS=${temporal.address}${ui} npm run cli -- status ${workflowId}`);
     say(`  TEMPORAL_ADDRESS=${temporal.address} npm run cli -- budget`);
     say('Press Ctrl-C to stop.');
-    await new Promise<void>((resolve) => {
-      process.once('SIGINT', () => resolve());
-      process.once('SIGTERM', () => resolve());
-    });
+    // The stop asked for: not a failure.
+    await stop.whenRequested.catch(() => undefined);
+    say('Stopping.');
   } finally {
-    await shutdown();
-    await runtime.shutdown();
+    // A runtime whose workers did not stop is left to the process exit.
+    if (await tearDown(stack)) await runtime.shutdown();
+    else process.stderr.write(`demo: the stack did not stop within ${SHUTDOWN_DEADLINE_MS / 1000} s\n`);
   }
 }
 
-try {
-  await demo(parseArgs(process.argv));
-} catch (err) {
-  process.stderr.write(`demo: ${errorLine(err)}\n`);
-  process.exitCode = 1;
+/** Resolves to the exit code: 2 for a usage error, 130 when stopped before the import ended. */
+async function main(stop: StopSignal): Promise<number> {
+  let options: DemoOptions;
+  try {
+    options = parseArgs(process.argv);
+  } catch (err) {
+    // Commander has written its own line (or the help).
+    if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    throw err;
+  }
+  try {
+    await demo(options, stop);
+    return EXIT.ok;
+  } catch (err) {
+    // A failing step while stopping (the servers got the terminal's Ctrl-C too) is the stop, not a failure.
+    if (err instanceof StopRequested || stop.requested) {
+      process.stderr.write('demo: stopped before the import ended\n');
+      return EXIT.interrupted;
+    }
+    process.stderr.write(`demo: ${errorLine(err)}\n`);
+    return EXIT.failed;
+  }
 }
+
+process.exitCode = await main(listenForStop());
+// A stack that did not stop in time must not keep the process: the signal listeners stay until here.
+process.exit();

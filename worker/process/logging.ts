@@ -39,8 +39,20 @@ function writeText(entry: LogEntry): void {
   process.stderr.write(`${time} ${entry.level.padEnd(5)} ${entry.message}${meta}\n`);
 }
 
+/**
+ * The SDK warns at every start that a worker registers no workflows: the uploads and polls workers run
+ * activities only by design (run-worker.ts), so the line says nothing, and on a terminal it breaks the
+ * progress bar.
+ */
+function isExpectedNotice(entry: LogEntry): boolean {
+  return entry.message === 'No workflows registered, not polling for workflow tasks';
+}
+
 export function createLogger(level: LogLevel, json = !process.stderr.isTTY): DefaultLogger {
-  return new DefaultLogger(level, json ? writeJson : writeText);
+  const write = json ? writeJson : writeText;
+  return new DefaultLogger(level, (entry) => {
+    if (!isExpectedNotice(entry)) write(entry);
+  });
 }
 
 /**

@@ -9,7 +9,7 @@
 import { Client } from '@temporalio/client';
 import { makeTelemetryFilterString, NativeConnection, Runtime } from '@temporalio/worker';
 import { type Config, ConfigError, loadConfig } from '../../temporal.config.js';
-import { uploadTaskQueue } from '../../workflows/contracts/budget.js';
+import { pollTaskQueue, uploadTaskQueue } from '../../workflows/contracts/budget.js';
 import { EXIT } from '../shared/exit-codes.js';
 import { packageVersion } from '../shared/version.js';
 import { ConnectFailedError, connectWithRetry } from './connect-with-retry.js';
@@ -48,7 +48,7 @@ function startupFacts(config: Config): Record<string, unknown> {
     namespace,
     tls: connection.tls !== undefined && connection.tls !== false,
     apiKey: connection.apiKey !== undefined,
-    taskQueues: [taskQueue, uploadTaskQueue(taskQueue)],
+    taskQueues: [taskQueue, uploadTaskQueue(taskQueue), pollTaskQueue(taskQueue)],
     workflows: describeWorkflowSource(workflowSource(config.worker.workflowBundlePath)),
     service: config.service?.baseUrl,
     tenant: config.tenant,

@@ -62,8 +62,11 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
   const stop = () => {
     for (const w of [main, uploads, polls]) if (w.getState() === 'RUNNING') w.shutdown();
   };
-  signal?.addEventListener('abort', stop, { once: true });
   const running = Promise.all([main.run(), uploads.run(), polls.run()]);
+  // An abort while the workers were being created (bundling the workflows takes seconds) fired before
+  // anyone listened: the demo whose import failed at once would then wait for these workers forever.
+  if (signal?.aborted) stop();
+  else signal?.addEventListener('abort', stop, { once: true });
   options.onReady?.();
   try {
     await running;

@@ -8,6 +8,8 @@ export const EXIT = {
   failed: 1,
   /** Nothing was attempted: a usage error (flag, argument, input) or a configuration error (variable). */
   usage: 2,
+  /** Stopped by Ctrl-C (SIGINT) or SIGTERM before it was done: `start --wait` (the import goes on), the demo. */
+  interrupted: 130,
 } as const;
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];

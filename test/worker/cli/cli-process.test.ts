@@ -104,11 +104,20 @@ describe('import-worker as a child process', () => {
   });
 
   it('is not blocked by a typo in a variable only the worker reads', { timeout: 120_000 }, async () => {
-    const r = await run(['status', 'import-x'], { UPLOAD_PART_SIZE: '8mb', LOG_LEVEL: 'info' });
+    const r = await run(['status', 'import-x'], { UPLOAD_PART_SIZE: '8mb', LOG_LEVEL: 'loud' });
     expect(r.code).toBe(1);
     expect(errorLines(r.stderr)).toEqual([
       expect.stringMatching(/^error: cannot reach Temporal at 127\.0\.0\.1:1 \(.*\); set TEMPORAL_ADDRESS/),
     ]);
+  });
+
+  it('refuses schedules apply --prune with no feed configured, before connecting', { timeout: 120_000 }, async () => {
+    const r = await run(['schedules', 'apply', '--prune']);
+    expect(r.code).toBe(2);
+    expect(errorLines(r.stderr)).toEqual([
+      'error: refusing --prune: IMPORT_FEEDS_FILE is unset, so it would delete every nightly schedule; set IMPORT_FEEDS_FILE, or pass --prune-all to delete them all',
+    ]);
+    expect(r.stdout).toBe('');
   });
 
   it('refuses to trigger a feed that is not configured, before connecting', { timeout: 120_000 }, async () => {

@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { ScheduleDescription, ScheduleOptions, ScheduleUpdateOptions } from '@temporalio/client';
-import { ScheduleOverlapPolicy } from '@temporalio/client';
+import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import type { FeedConfig } from '../../../temporal.config.js';
 import {
@@ -31,6 +31,8 @@ function feed(id: string, overrides: Partial<FeedConfig> = {}): FeedConfig {
 class FakeScheduleClient implements ScheduleApi {
   readonly schedules = new Map<string, { options: ScheduleOptions; paused: boolean; note?: string }>();
   readonly calls: string[] = [];
+  /** Schedules the list does not show yet: the server's list is eventually consistent. */
+  readonly unlisted = new Set<string>();
   /** The most calls that were ever in flight together (each call takes one event-loop turn, like a round trip). */
   maxInFlight = 0;
   private inFlight = 0;
@@ -43,12 +45,14 @@ class FakeScheduleClient implements ScheduleApi {
   }
 
   async *list() {
-    for (const scheduleId of this.schedules.keys()) yield { scheduleId };
+    for (const scheduleId of this.schedules.keys()) if (!this.unlisted.has(scheduleId)) yield { scheduleId };
   }
 
   async create(options: ScheduleOptions) {
     await this.roundTrip();
-    if (this.schedules.has(options.scheduleId)) throw new Error(`schedule ${options.scheduleId} already exists`);
+    if (this.schedules.has(options.scheduleId)) {
+      throw new ScheduleAlreadyRunning('Schedule already exists and is running', options.scheduleId);
+    }
     this.calls.push(`create ${options.scheduleId}`);
     this.schedules.set(options.scheduleId, { options, paused: false });
   }
@@ -56,7 +60,7 @@ class FakeScheduleClient implements ScheduleApi {
   getHandle(scheduleId: string): ScheduleHandleApi {
     const get = () => {
       const s = this.schedules.get(scheduleId);
-      if (!s) throw new Error(`schedule ${scheduleId} not found`);
+      if (!s) throw new ScheduleNotFoundError(`schedule ${scheduleId} not found`, scheduleId);
       return s;
     };
     return {
@@ -219,6 +223,38 @@ describe('applySchedules against a fake schedule client', () => {
     const plan = await applySchedules(fresh, desiredSchedules(moved, 'q', 't'), { prune: false, dryRun: false });
     expect(plan.update).toHaveLength(100);
     expect(fresh.maxInFlight).toBe(DEFAULT_APPLY_CONCURRENCY);
+  });
+
+  it('updates a schedule its create finds existing (the list did not show it yet), and reports what it did', async () => {
+    const client = new FakeScheduleClient();
+    await applySchedules(client, desiredSchedules([feed('a'), feed('b')], 'q', 't'), { prune: false, dryRun: false });
+    client.unlisted.add('nightly-a').add('nightly-b');
+    const changedB = feed('b', { schedule: { ...feed('b').schedule, time: '04:00' } });
+    const done = await applySchedules(client, desiredSchedules([feed('a'), changedB], 'q', 't'), {
+      prune: false,
+      dryRun: false,
+    });
+    expect(ids(done.create)).toEqual([]);
+    expect(ids(done.unchanged)).toEqual(['nightly-a']);
+    expect(ids(done.update)).toEqual(['nightly-b']);
+    expect(client.schedules.get('nightly-b')?.options.spec.calendars).toEqual([
+      { hour: 4, minute: 0, comment: 'feed b' },
+    ]);
+  });
+
+  it('counts a schedule another apply deleted first as deleted, and one gone before its describe as absent', async () => {
+    const client = new FakeScheduleClient();
+    await applySchedules(client, desiredSchedules([feed('a'), feed('b')], 'q', 't'), { prune: false, dryRun: false });
+    const handleOf = client.getHandle.bind(client);
+    client.getHandle = (id) => ({
+      ...handleOf(id),
+      // Another apply pruned nightly-b after this one listed it, and nightly-a after this one described it.
+      describe: () =>
+        id === 'nightly-b' ? Promise.reject(new ScheduleNotFoundError('gone', id)) : handleOf(id).describe(),
+      delete: () => Promise.reject(new ScheduleNotFoundError('gone', id)),
+    });
+    const done = await applySchedules(client, [], { prune: true, dryRun: false });
+    expect(done.delete).toEqual(['nightly-a']);
   });
 
   it('with dry-run reports the plan and touches nothing', async () => {

@@ -110,6 +110,10 @@ describe('configuration errors name the variable and what it expects', () => {
     expect(err.message.split('\n')).toHaveLength(1);
   });
 
+  it('takes LOG_LEVEL in any case', () => {
+    for (const text of ['info', 'Info', 'INFO']) expect(loadConfig({ LOG_LEVEL: text }).worker.logLevel).toBe('INFO');
+  });
+
   it('requires the service URL and a token when the service is needed', () => {
     expect(errorOf(() => loadConfig({}, { needsService: true })).message).toMatch(/^COMPANY_DATA_BASE_URL must be/);
     expect(
@@ -141,7 +145,7 @@ describe('configuration errors name the variable and what it expects', () => {
 });
 
 describe('each caller reads only what it uses', () => {
-  const workerTypos = { UPLOAD_PART_SIZE: '8mb', LOG_LEVEL: 'info', WORKER_METRICS_PORT: 'none' };
+  const workerTypos = { UPLOAD_PART_SIZE: '8mb', LOG_LEVEL: 'loud', WORKER_METRICS_PORT: 'none' };
 
   it('lets the CLI connect whatever the worker-only variables hold', () => {
     const c = loadClientConfig({ ...workerTypos, TEMPORAL_ADDRESS: '[::1]:7233', IMPORT_TENANT: 'acme' });

@@ -88,6 +88,13 @@ describe('npm run demo', () => {
     expect(r.code).toBe(1);
   });
 
+  it('exits 2 on a usage error, as every command does, before starting anything', async () => {
+    const r = await runDemo({}, ['--rows', '0']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("error: option '--rows <n>' argument '0' is invalid. expected a positive whole number");
+    expect(r.stdout).toBe('');
+  });
+
   it('fails with one line when TEMPORAL_ADDRESS names no server', async () => {
     const r = await runDemo({ TEMPORAL_ADDRESS: '127.0.0.1:1' });
     expect(r.code).toBe(1);
