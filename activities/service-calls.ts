@@ -108,7 +108,7 @@ export class ServiceCalls {
       return await call();
     } catch (err) {
       if (err instanceof ServiceError && err.notSent) this.count(endpoint, -1);
-      throw toApplicationFailure(err);
+      throw toApplicationFailure(err, this.attempt);
     }
   }
 
