@@ -14,6 +14,7 @@ import { ClientCredentialsTokenSource } from '../../../activities/service/client
 import { BadRequest, Unauthorized, UnusableResponse } from '../../../activities/service/errors.js';
 import { Secret } from '../../../temporal.config.js';
 import { DEMO_CLIENT, type Simulator, type SimulatorOptions, startSimulator } from '../../simulator/server.js';
+import { runActivity } from '../../support/activities.js';
 import { rejectionOf } from './helpers.js';
 
 const HOUR_MS = 3_600_000;
@@ -118,6 +119,23 @@ describe('the client-credentials token source', () => {
     expect(logged).toEqual([
       { message: expect.stringContaining('without expiresIn'), meta: { assumedExpiresInSeconds: 28_800 } },
       { message: expect.stringContaining('without expiresIn'), meta: { assumedExpiresInSeconds: 28_800 } },
+    ]);
+  });
+
+  it('by default, tells the assumed lifetime on the log of the activity that exchanged', async () => {
+    sim = await startSimulator({ omitExpiresIn: true });
+    const tokens = new ClientCredentialsTokenSource({
+      tokenUrl: `${sim.baseUrl}/auth/v1/token`,
+      clientId: DEMO_CLIENT.id,
+      clientSecret: { value: new Secret(DEMO_CLIENT.secret) },
+    });
+    client = new ServiceClient({ baseUrl: sim.baseUrl, tokens });
+    const run = runActivity(async function readSources() {
+      return client.listSources('Account');
+    }, undefined);
+    expect(await run.result).toContain('CSV');
+    expect(run.logs.map((l) => [l.level, l.message, l.meta?.assumedExpiresInSeconds])).toEqual([
+      ['INFO', expect.stringContaining('without expiresIn'), 28_800],
     ]);
   });
 
