@@ -36,8 +36,12 @@ function isAbort(err: unknown): boolean {
   return err instanceof Error && (err.name === 'AbortError' || err instanceof CancelledFailure);
 }
 
-/** `attempt`: the activity attempt that failed (1 for the first), for failures retried only a few times. */
-export function toApplicationFailure(err: unknown, attempt = 1): unknown {
+/**
+ * `attempt`: the activity attempt that failed (1 for the first), for failures
+ * retried only a few times. Required: without it an unusable answer would
+ * look like a first attempt every time and be retried without end.
+ */
+export function toApplicationFailure(err: unknown, attempt: number): unknown {
   if (err instanceof ApplicationFailure || isAbort(err)) return err;
   if (err instanceof ServiceError) {
     // A 401 after the token rotated is a changed request, so it may be retried.

@@ -16,7 +16,7 @@ import {
 } from '../workflows/contracts/endpoints.js';
 import type { BudgetGate } from './budget/gate.js';
 import { budgetWaitFailure, failure, toApplicationFailure } from './failures.js';
-import { RateLimited, ServiceError } from './service/errors.js';
+import { neverSent, RateLimited } from './service/errors.js';
 
 export interface ServiceCallsDeps {
   budget: BudgetGate;
@@ -81,8 +81,8 @@ export class ServiceCalls {
     try {
       return await call();
     } catch (err) {
-      if (err instanceof ServiceError && err.notSent) {
-        // Nothing reached the service, so nothing was spent: give the grant back.
+      if (neverSent(err)) {
+        // Nothing reached the service (not even a token was had), so nothing was spent: give the grant back.
         this.count(endpoint, -1);
         await this.deps.budget.release(endpoint, requestId);
       }
@@ -107,8 +107,8 @@ export class ServiceCalls {
     try {
       return await call();
     } catch (err) {
-      if (err instanceof ServiceError && err.notSent) this.count(endpoint, -1);
-      throw toApplicationFailure(err);
+      if (neverSent(err)) this.count(endpoint, -1);
+      throw toApplicationFailure(err, this.attempt);
     }
   }
 

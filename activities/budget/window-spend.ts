@@ -9,6 +9,7 @@
  * (bounded) and jobs are told apart by id. The calls are not reserved (the
  * ledger asking is the one that would grant them); they are reported back.
  */
+import { Context } from '@temporalio/activity';
 import type { WindowSpend, WindowSpendInput } from '../../workflows/contracts/activities.js';
 import { toApplicationFailure } from '../failures.js';
 import type { ServiceClient } from '../service/client.js';
@@ -38,7 +39,7 @@ export function makeCountWindowSpend(deps: { service: Pick<ServiceClient, 'listJ
         }
       }
     } catch (err) {
-      throw toApplicationFailure(err);
+      throw toApplicationFailure(err, Context.current().info.attempt);
     }
     return spend;
   };

@@ -3,10 +3,12 @@
  * credentials for a token (`POST /auth/v1/token`, service-facts.md), keeps it
  * while it is valid, and exchanges again before it expires (with a margin, so
  * a request never leaves with a token about to die) or once after a 401.
+ * An answer without `expiresIn` is taken to live the published 8 hours.
  * Concurrent activities share one exchange. The client secret is as secret as
  * the token: it is read only to be sent, and redacted from every error.
  */
 import { readFile } from 'node:fs/promises';
+import { log as activityLog, Context } from '@temporalio/activity';
 import { Agent, type Dispatcher } from 'undici';
 import { declaredDefault, type TokenConfig } from '../../temporal.config.js';
 import { type CurrentToken, TOKEN_PATTERN, type TokenSource, TokenSourceError } from './bearer-token.js';
@@ -19,15 +21,25 @@ import {
   type ServiceErrorDetails,
   Timeout,
   Unauthorized,
+  UnusableResponse,
 } from './errors.js';
 
 export type ClientCredentials = Omit<Extract<TokenConfig, { kind: 'client-credentials' }>, 'kind'>;
+
+export interface InfoLog {
+  info(message: string, meta?: Record<string, unknown>): void;
+}
 
 export interface ClientCredentialsOptions {
   now?: () => number;
   requestTimeoutMs?: number;
   dispatcher?: Dispatcher;
+  /** Where an assumed lifetime is told. Default: the exchanging activity's log, or stderr outside an activity. */
+  log?: InfoLog;
 }
+
+/** The published lifetime (service-facts.md), assumed when an answer leaves out `expiresIn`. */
+export const PUBLISHED_TOKEN_LIFETIME_SECONDS = 28_800;
 
 /** Refresh this long before expiry: a tenth of the lifetime, at most 5 minutes (so 5 minutes of an 8-hour token). */
 const MAX_REFRESH_MARGIN_MS = 5 * 60 * 1000;
@@ -48,6 +60,7 @@ export class ClientCredentialsTokenSource implements TokenSource {
   readonly #now: () => number;
   readonly #timeoutMs: number;
   readonly #dispatcher: Dispatcher;
+  readonly #log: InfoLog;
   #held: Held | undefined;
   #exchanging: Promise<Held> | undefined;
   #version = 0;
@@ -57,6 +70,7 @@ export class ClientCredentialsTokenSource implements TokenSource {
     this.#now = options.now ?? Date.now;
     this.#timeoutMs = options.requestTimeoutMs ?? declaredDefault('COMPANY_DATA_REQUEST_TIMEOUT');
     this.#dispatcher = options.dispatcher ?? new Agent({ connections: 2, keepAliveTimeout: 10_000 });
+    this.#log = options.log ?? ACTIVITY_OR_STDERR_LOG;
   }
 
   async current(): Promise<CurrentToken> {
@@ -127,7 +141,14 @@ export class ClientCredentialsTokenSource implements TokenSource {
       throw /TIMEOUT|TimeoutError/i.test(code) ? new Timeout(d) : new Network(d);
     }
     if (status !== 200) throw exchangeError(status, parseRedactedErrorBody(text, contentType, [secret]), details);
-    return this.held(parseTokenAnswer(text, details), sentAtMs, after401);
+    const answer = parseTokenAnswer(text, details);
+    if (answer.expiresInSeconds === undefined) {
+      this.#log.info('The token exchange answered without expiresIn; assuming the published 8-hour lifetime', {
+        assumedExpiresInSeconds: PUBLISHED_TOKEN_LIFETIME_SECONDS,
+      });
+    }
+    const expiresInMs = (answer.expiresInSeconds ?? PUBLISHED_TOKEN_LIFETIME_SECONDS) * 1000;
+    return this.held({ token: answer.token, expiresInMs }, sentAtMs, after401);
   }
 
   private held(answer: { token: string; expiresInMs: number }, sentAtMs: number, after401: boolean): Held {
@@ -167,7 +188,15 @@ function exchangeError(status: number, facts: ErrorBodyFacts, details: ServiceEr
   return new ServerError(d);
 }
 
-function parseTokenAnswer(text: string, details: ServiceErrorDetails): { token: string; expiresInMs: number } {
+/**
+ * The token and its lifetime in seconds (undefined when the answer leaves it
+ * out). An answer the worker cannot use is an UnusableResponse, retried a few
+ * times like any other (failures.ts), never quoted: it holds a token.
+ */
+function parseTokenAnswer(
+  text: string,
+  details: ServiceErrorDetails,
+): { token: string; expiresInSeconds: number | undefined } {
   let body: { accessToken?: unknown; expiresIn?: unknown } | undefined;
   try {
     body = JSON.parse(text);
@@ -176,20 +205,26 @@ function parseTokenAnswer(text: string, details: ServiceErrorDetails): { token: 
   }
   const token = body?.accessToken;
   const expiresIn = body?.expiresIn;
+  const unusable = (why: string) => new UnusableResponse({ ...details, status: 200, serviceMessage: why });
   if (typeof token !== 'string' || !TOKEN_PATTERN.test(token)) {
-    // Never quote the body: it holds a token, valid or not.
-    throw new ServerError({
-      ...details,
-      status: 200,
-      serviceMessage: 'the token exchange answered without a usable accessToken',
-    });
+    throw unusable('the token exchange answered without a usable accessToken');
   }
+  if (expiresIn === undefined) return { token, expiresInSeconds: undefined };
   if (typeof expiresIn !== 'number' || !Number.isFinite(expiresIn) || expiresIn <= 0) {
-    throw new ServerError({
-      ...details,
-      status: 200,
-      serviceMessage: `the token exchange answered expiresIn ${JSON.stringify(expiresIn)}; expected seconds > 0`,
-    });
+    throw unusable(`the token exchange answered expiresIn ${JSON.stringify(expiresIn)}; expected seconds > 0`);
   }
-  return { token, expiresInMs: expiresIn * 1000 };
+  return { token, expiresInSeconds: expiresIn };
 }
+
+/** The worker exchanges inside an activity, whose log carries the worker's logger and the activity's ids. */
+const ACTIVITY_OR_STDERR_LOG: InfoLog = {
+  info(message, meta) {
+    try {
+      Context.current();
+    } catch {
+      console.error(message, meta ?? '');
+      return;
+    }
+    activityLog.info(message, meta);
+  },
+};

@@ -8,6 +8,7 @@
  */
 import type { ServiceEndpoint } from '../../workflows/contracts/endpoints.js';
 import type { FailureType } from '../../workflows/contracts/failure-types.js';
+import { TokenSourceError } from './bearer-token.js';
 
 export interface ServiceErrorDetails {
   endpoint: ServiceEndpoint;
@@ -62,6 +63,18 @@ export abstract class ServiceError extends Error {
     return parts.join('; ');
   }
 
+  /**
+   * This failure, of a call that never left because it had no token to send
+   * (the exchange failed): `notSent`. A copy, since every call waiting on
+   * that exchange gets the same error.
+   */
+  beforeSending(): this {
+    const copy = Object.create(Object.getPrototypeOf(this)) as this;
+    Object.defineProperties(copy, Object.getOwnPropertyDescriptors(this));
+    Object.defineProperty(copy, 'notSent', { value: true, enumerable: true });
+    return copy;
+  }
+
   /** A plain, secret-free object for logs and failure details. */
   toJSON(): Record<string, unknown> {
     return {
@@ -77,6 +90,11 @@ export abstract class ServiceError extends Error {
       retryAfterMs: this.retryAfterMs,
     };
   }
+}
+
+/** Whether a failed call never reached the service, so spent nothing: it said so, or it had no token to send. */
+export function neverSent(err: unknown): boolean {
+  return (err instanceof ServiceError && err.notSent) || err instanceof TokenSourceError;
 }
 
 export class Unauthorized extends ServiceError {

@@ -11,7 +11,7 @@
 import type { Readable } from 'node:stream';
 import { Agent, type Dispatcher } from 'undici';
 import { SERVICE_ENDPOINTS, type ServiceEndpoint } from '../../workflows/contracts/endpoints.js';
-import type { TokenSource } from './bearer-token.js';
+import type { CurrentToken, TokenSource } from './bearer-token.js';
 import { parseRedactedErrorBody } from './error-body.js';
 import { ServiceError, type ServiceErrorDetails, Timeout, Unauthorized } from './errors.js';
 import type { Shape } from './response-shapes.js';
@@ -138,7 +138,7 @@ export class Transport {
   private async attempt<T>(r: Dispatch<T>): Promise<T> {
     r.signal?.throwIfAborted();
     const started = performance.now();
-    const { token, version } = await this.#tokens.current();
+    const { token, version } = await this.token();
     const { method } = SERVICE_ENDPOINTS[r.endpoint];
     const details: ServiceErrorDetails = { endpoint: r.endpoint, method, path: r.path };
     const abort = new AbortController();
@@ -192,6 +192,15 @@ export class Transport {
       disarm();
       r.signal?.removeEventListener('abort', onCallerAbort);
       this.report(r, method, status, started, outcome);
+    }
+  }
+
+  /** The token to send with; a call that cannot get one never leaves, and its failure says so. */
+  private async token(): Promise<CurrentToken> {
+    try {
+      return await this.#tokens.current();
+    } catch (e) {
+      throw e instanceof ServiceError ? e.beforeSending() : e;
     }
   }
 

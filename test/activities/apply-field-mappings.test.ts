@@ -93,6 +93,20 @@ describe('applyFieldMappings', () => {
     expect(f.nonRetryable).toBe(false);
   });
 
+  it('a mapping read it cannot use is retried twice, then fails UnusableResponse like any other endpoint', async () => {
+    const before = putCount();
+    const flags: boolean[] = [];
+    for (const attempt of [1, 2, 3]) {
+      w.sim.failNext('getFieldMappings', 200, { body: { fieldMappings: 'none' } });
+      const f = await failureOf(runActivity(apply, { tenant: 't1', set: WANTED }, { attempt }).result);
+      expect(f.type).toBe('UnusableResponse');
+      expect(f.message).toContain('fieldMappings');
+      flags.push(f.nonRetryable === true);
+    }
+    expect(flags).toEqual([false, false, true]);
+    expect(putCount()).toBe(before);
+  });
+
   it('spends no import budget: the mapping endpoints have no published limit', async () => {
     await run().result;
     expect(budget.requests).toEqual([]);

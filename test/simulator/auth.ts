@@ -49,6 +49,8 @@ export class TokenAuthority {
     private readonly clients: ClientTable,
     private readonly lifetimeSeconds: number,
     private readonly now: () => number,
+    /** Answer without `expiresIn`; the token still lives lifetimeSeconds. */
+    private readonly omitExpiresIn = false,
   ) {
     // A copy: issuing and expiring must not touch the caller's (often shared) table.
     this.tokens = structuredClone(tokens);
@@ -101,7 +103,8 @@ export class TokenAuthority {
       expiresAtMs: this.now() + this.lifetimeSeconds * 1000,
     };
     this.issued.push(token);
-    return json(200, { accessToken: token, tokenType: 'bearer', expiresIn: this.lifetimeSeconds });
+    const lifetime = this.omitExpiresIn ? {} : { expiresIn: this.lifetimeSeconds };
+    return json(200, { accessToken: token, tokenType: 'bearer', ...lifetime });
   }
 }
 

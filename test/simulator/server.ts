@@ -61,6 +61,8 @@ export interface SimulatorOptions {
   clients?: ClientTable;
   /** Lifetime of exchanged tokens; default 8 hours as in production. */
   tokenLifetimeSeconds?: number;
+  /** Exchanges answer without `expiresIn`; their tokens still expire after tokenLifetimeSeconds. */
+  omitExpiresIn?: boolean;
   dailyLimits?: Partial<Record<BudgetedEndpoint, number>>;
   /** Daily counter reset, minutes after midnight UTC. */
   resetMinuteUtc?: number;
@@ -153,6 +155,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     options.clients ?? DEFAULT_CLIENTS,
     options.tokenLifetimeSeconds ?? TOKEN_LIFETIME_SECONDS,
     now,
+    options.omitExpiresIn,
   );
   // The spec's limit: 5 GB, in decimal bytes.
   const maxUploadBytes = options.maxUploadBytes ?? 5_000_000_000;

@@ -92,8 +92,8 @@ describe('activity options per step', () => {
     expect(ACTIVITY_RETRY_POLICY.nonRetryableErrorTypes).not.toContain('Unauthorized');
     expect(ACTIVITY_RETRY_POLICY.nonRetryableErrorTypes).not.toContain('UnusableResponse');
     const details = { endpoint: 'jobStatus' as const, method: 'GET', path: '/import/v1/job/1', status: 401 };
-    const rotated = toApplicationFailure(new Unauthorized({ ...details, tokenRotated: true })) as ApplicationFailure;
-    const badToken = toApplicationFailure(new Unauthorized(details)) as ApplicationFailure;
+    const rotated = toApplicationFailure(new Unauthorized({ ...details, tokenRotated: true }), 1) as ApplicationFailure;
+    const badToken = toApplicationFailure(new Unauthorized(details), 1) as ApplicationFailure;
     expect([rotated.nonRetryable, badToken.nonRetryable]).toEqual([false, true]);
     expect(failure('Unauthorized', 'no').nonRetryable).toBe(true);
   });

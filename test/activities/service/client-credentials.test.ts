@@ -11,9 +11,10 @@ import { inspect } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ServiceClient } from '../../../activities/service/client.js';
 import { ClientCredentialsTokenSource } from '../../../activities/service/client-credentials.js';
-import { BadRequest, Unauthorized } from '../../../activities/service/errors.js';
+import { BadRequest, Unauthorized, UnusableResponse } from '../../../activities/service/errors.js';
 import { Secret } from '../../../temporal.config.js';
-import { DEMO_CLIENT, type Simulator, startSimulator } from '../../simulator/server.js';
+import { DEMO_CLIENT, type Simulator, type SimulatorOptions, startSimulator } from '../../simulator/server.js';
+import { runActivity } from '../../support/activities.js';
 import { rejectionOf } from './helpers.js';
 
 const HOUR_MS = 3_600_000;
@@ -22,11 +23,18 @@ let sim: Simulator;
 let client: ServiceClient;
 const clock = { now: Date.parse('2026-11-22T01:00:00Z') };
 
-async function start(secret: { value: Secret } | { file: string } = { value: new Secret(DEMO_CLIENT.secret) }) {
-  sim = await startSimulator({ now: () => clock.now });
+const logged: { message: string; meta?: Record<string, unknown> }[] = [];
+const log = { info: (message: string, meta?: Record<string, unknown>) => logged.push({ message, meta }) };
+
+async function start(
+  secret: { value: Secret } | { file: string } = { value: new Secret(DEMO_CLIENT.secret) },
+  simOptions: SimulatorOptions = {},
+) {
+  logged.length = 0;
+  sim = await startSimulator({ now: () => clock.now, ...simOptions });
   const tokens = new ClientCredentialsTokenSource(
     { tokenUrl: `${sim.baseUrl}/auth/v1/token`, clientId: DEMO_CLIENT.id, clientSecret: secret },
-    { now: () => clock.now },
+    { now: () => clock.now, log },
   );
   client = new ServiceClient({ baseUrl: sim.baseUrl, tokens });
   return tokens;
@@ -95,6 +103,57 @@ describe('the client-credentials token source', () => {
     sim.expireTokenNext('listJobs');
     expect(await client.listJobs()).toMatchObject({ data: [] });
     expect(exchanges()).toHaveLength(3);
+  });
+
+  it('an answer without expiresIn: the token is kept for the published 8 hours, and the assumption is logged', async () => {
+    await start(undefined, { omitExpiresIn: true });
+    expect(await client.listSources('Account')).toContain('CSV');
+    clock.now += 7 * HOUR_MS;
+    await client.listSources('Person');
+    expect(exchanges()).toHaveLength(1);
+    // Inside the refresh margin of an 8-hour token: exchanged again before the service would refuse it.
+    clock.now += HOUR_MS - 4 * 60_000;
+    await client.listSources('Account');
+    expect(exchanges()).toHaveLength(2);
+    expect(statusesOf('listSources')).toEqual([200, 200, 200]);
+    expect(logged).toEqual([
+      { message: expect.stringContaining('without expiresIn'), meta: { assumedExpiresInSeconds: 28_800 } },
+      { message: expect.stringContaining('without expiresIn'), meta: { assumedExpiresInSeconds: 28_800 } },
+    ]);
+  });
+
+  it('by default, tells the assumed lifetime on the log of the activity that exchanged', async () => {
+    sim = await startSimulator({ omitExpiresIn: true });
+    const tokens = new ClientCredentialsTokenSource({
+      tokenUrl: `${sim.baseUrl}/auth/v1/token`,
+      clientId: DEMO_CLIENT.id,
+      clientSecret: { value: new Secret(DEMO_CLIENT.secret) },
+    });
+    client = new ServiceClient({ baseUrl: sim.baseUrl, tokens });
+    const run = runActivity(async function readSources() {
+      return client.listSources('Account');
+    }, undefined);
+    expect(await run.result).toContain('CSV');
+    expect(run.logs.map((l) => [l.level, l.message, l.meta?.assumedExpiresInSeconds])).toEqual([
+      ['INFO', expect.stringContaining('without expiresIn'), 28_800],
+    ]);
+  });
+
+  it.each([
+    ['no accessToken', { tokenType: 'bearer', expiresIn: 28_800 }],
+    ['an accessToken that cannot be a header', { accessToken: 'two words', expiresIn: 28_800 }],
+    ['expiresIn as text', { accessToken: 'tok', expiresIn: '28800' }],
+    ['expiresIn null', { accessToken: 'tok', expiresIn: null }],
+    ['expiresIn of zero', { accessToken: 'tok', expiresIn: 0 }],
+  ])('an answer with %s is an UnusableResponse of the exchange, and the call is not sent', async (_, body) => {
+    await start();
+    sim.failNext('tokenExchange', 200, { body });
+    const e = await rejectionOf(client.listSources('Account'));
+    expect(e).toBeInstanceOf(UnusableResponse);
+    expect((e as UnusableResponse).endpoint).toBe('tokenExchange');
+    expect((e as Error).message).not.toContain('tok"');
+    expect(statusesOf('listSources')).toEqual([]);
+    expect(logged).toEqual([]);
   });
 
   it('refused credentials are a BadRequest naming the exchange, without the secret even when the service echoes it', async () => {

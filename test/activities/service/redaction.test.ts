@@ -146,7 +146,7 @@ describe('a refusal that echoes the token escaped, URL-encoded or base64-encoded
     const e = await rejectionOf(client.listSources('Account'));
     expect(e).toBeInstanceOf(Unauthorized);
     expect((e as Unauthorized).serviceMessage).toContain('[redacted]');
-    const rendered = `${everyRendering(e)}\n${everyRendering(toApplicationFailure(e))}`;
+    const rendered = `${everyRendering(e)}\n${everyRendering(toApplicationFailure(e, 1))}`;
     for (const spelling of tokenEchoSpellings(SYMBOL_TOKEN)) expect(rendered).not.toContain(spelling);
   });
 });
