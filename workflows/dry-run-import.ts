@@ -33,7 +33,7 @@ import type {
   MappingDiff,
   ObjectDryRun,
   PreflightFacts,
-} from './contracts/dry-run-contract.js';
+} from './contracts/dry-run.js';
 import { type ApiCallCounts, addApiCalls } from './contracts/endpoints.js';
 import { type ImportFileInput, importInputProblems, normaliseImportInput } from './contracts/import-input.js';
 import { jobKeyFor, jobNameWithKey } from './contracts/job-key.js';
@@ -151,17 +151,8 @@ export async function dryRunFeed(request: DryRunFeedInput): Promise<DryRunFeedRe
   if (!listing) return report;
   report.listed = listing.objects.length;
   report.more = listing.more;
-
-  const childIdOf = (o: FeedObject) => objectImportWorkflowId(feed.bucket, o.key, o.etag);
-  const legacyIdOf = (o: FeedObject) => feedObjectWorkflowId(feedId, feed.bucket, o.key, o.etag);
-  const ids = listing.objects.flatMap((o) => [childIdOf(o), legacyIdOf(o)]);
-  const states = await findings.plain('start', problems, () => short.readImportStates({ workflowIds: ids }));
-  if (!states) return report;
-  // As the nightly counts them: imported under either id, or still running under either.
-  const stateOf = (o: FeedObject): ImportState => {
-    const seen = [states[childIdOf(o)], states[legacyIdOf(o)]];
-    return seen.includes('completed') ? 'completed' : seen.includes('running') ? 'running' : (seen[0] ?? 'absent');
-  };
+  const stateOf = await feedImportStates(findings, request, listing.objects, problems);
+  if (!stateOf) return report;
   const candidates = listing.objects.filter((o) => verdictOf([], stateOf(o), true) === 'import');
   const mappingProblems: DryRunProblem[] = [];
   if (feed.fieldMappings && candidates.length > 0) {
@@ -170,9 +161,57 @@ export async function dryRunFeed(request: DryRunFeedInput): Promise<DryRunFeedRe
       short.diffFieldMappings({ tenant: feed.tenant, set }),
     );
   }
-
   const inputs = new Map(listing.objects.map((o) => [o.key, importInputForObject(feedId, feed, o)]));
-  const checked = new Map<string, { problems: DryRunProblem[]; facts?: PreflightFacts }>();
+  const checked = await preflightCandidates(findings, candidates, inputs, mappingProblems);
+  const jobOf = await lookupReadyJobs(findings, request, candidates, inputs, checked, problems);
+  const usage = await readUsage(findings, feed.tenant, problems);
+  report.objects = listing.objects.map((o) => {
+    const input = inputs.get(o.key) as ImportFileInput;
+    const c = checked.get(o.key);
+    return objectReport({
+      input,
+      facts: c?.facts,
+      mappings: report.fieldMappings,
+      problems: c?.problems ?? [],
+      workflowId: objectImportWorkflowId(feed.bucket, o.key, o.etag),
+      importState: stateOf(o),
+      byVersion: true,
+      job: c ? jobReport(input, c.facts?.etag, jobOf.via, jobOf.jobs.get(o.key)) : undefined,
+      usage: c ? usage : undefined,
+    });
+  });
+  if (usage) Object.assign(report, allowanceNow(usage));
+  return report;
+}
+
+/** Each object's import state as the nightly counts it: imported under either id, or still running under either. */
+async function feedImportStates(
+  findings: Findings,
+  { feedId, feed }: DryRunFeedInput,
+  objects: FeedObject[],
+  problems: DryRunProblem[],
+): Promise<((o: FeedObject) => ImportState) | undefined> {
+  const childIdOf = (o: FeedObject) => objectImportWorkflowId(feed.bucket, o.key, o.etag);
+  const legacyIdOf = (o: FeedObject) => feedObjectWorkflowId(feedId, feed.bucket, o.key, o.etag);
+  const ids = objects.flatMap((o) => [childIdOf(o), legacyIdOf(o)]);
+  const states = await findings.plain('start', problems, () => short.readImportStates({ workflowIds: ids }));
+  if (!states) return undefined;
+  return (o) => {
+    const seen = [states[childIdOf(o)], states[legacyIdOf(o)]];
+    return seen.includes('completed') ? 'completed' : seen.includes('running') ? 'running' : (seen[0] ?? 'absent');
+  };
+}
+
+type Checked = Map<string, { problems: DryRunProblem[]; facts?: PreflightFacts }>;
+
+/** The preflight of every candidate, a few at a time, each with its own problems. */
+async function preflightCandidates(
+  findings: Findings,
+  candidates: FeedObject[],
+  inputs: Map<string, ImportFileInput>,
+  mappingProblems: DryRunProblem[],
+): Promise<Checked> {
+  const checked: Checked = new Map();
   for (let i = 0; i < candidates.length; i += PREFLIGHTS_AT_ONCE) {
     await Promise.all(
       candidates.slice(i, i + PREFLIGHTS_AT_ONCE).map(async (o) => {
@@ -185,6 +224,18 @@ export async function dryRunFeed(request: DryRunFeedInput): Promise<DryRunFeedRe
       }),
     );
   }
+  return checked;
+}
+
+/** One pass over the job list for every candidate that passed its preflight. */
+async function lookupReadyJobs(
+  findings: Findings,
+  { feed }: DryRunFeedInput,
+  candidates: FeedObject[],
+  inputs: Map<string, ImportFileInput>,
+  checked: Checked,
+  problems: DryRunProblem[],
+) {
   const ready = candidates.flatMap((o) => {
     const c = checked.get(o.key);
     return c?.facts && c.problems.length === 0
@@ -194,30 +245,19 @@ export async function dryRunFeed(request: DryRunFeedInput): Promise<DryRunFeedRe
   // Every nightly child has a jobScope, so its import searches every state.
   const shared = { tenant: feed.tenant, entityType: feed.entityType, searchAllStates: true };
   const lookup = ready.length > 0 ? await lookupJobs(findings, shared, ready, problems) : undefined;
-  const jobOf = new Map(ready.map((r, i) => [r.input.source.key, lookup?.jobs[i] ?? undefined]));
-  const usage = await readUsage(findings, feed.tenant, problems);
+  return {
+    via: lookup?.via,
+    jobs: new Map(ready.map((r, i) => [r.input.source.key, lookup?.jobs[i] ?? undefined])),
+  };
+}
 
-  report.objects = listing.objects.map((o) => {
-    const input = inputs.get(o.key) as ImportFileInput;
-    const c = checked.get(o.key);
-    return objectReport({
-      input,
-      facts: c?.facts,
-      mappings: report.fieldMappings,
-      problems: c?.problems ?? [],
-      workflowId: childIdOf(o),
-      importState: stateOf(o),
-      byVersion: true,
-      job: c ? jobReport(input, c.facts?.etag, lookup?.via, jobOf.get(o.key)) : undefined,
-      usage: c ? usage : undefined,
-    });
-  });
-  if (usage) {
-    const allowance = importAllowance(usage, 0, Date.now());
-    if (Number.isFinite(allowance.allowed)) report.allowedNow = allowance.allowed;
-    if (allowance.reopensAtMs !== undefined) report.reopensAt = new Date(allowance.reopensAtMs).toISOString();
-  }
-  return report;
+/** How many imports the budgets allow now, and when they reopen, as the nightly would decide. */
+function allowanceNow(usage: BudgetUsage): Pick<DryRunFeedReport, 'allowedNow' | 'reopensAt'> {
+  const allowance = importAllowance(usage, 0, Date.now());
+  return {
+    ...(Number.isFinite(allowance.allowed) ? { allowedNow: allowance.allowed } : {}),
+    ...(allowance.reopensAtMs !== undefined ? { reopensAt: new Date(allowance.reopensAtMs).toISOString() } : {}),
+  };
 }
 
 function preflight(findings: Findings, input: ImportFileInput, problems: DryRunProblem[]) {

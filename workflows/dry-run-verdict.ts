@@ -5,13 +5,7 @@
  * nothing to do because the version was imported already or is importing).
  */
 import type { BudgetUsage } from './contracts/activities.js';
-import type {
-  BudgetCheck,
-  DryRunProblem,
-  DryRunVerdict,
-  ExistingJob,
-  ObjectDryRun,
-} from './contracts/dry-run-contract.js';
+import type { BudgetCheck, DryRunProblem, DryRunVerdict, ExistingJob, ObjectDryRun } from './contracts/dry-run.js';
 import { BUDGETED_ENDPOINT_NAMES, type BudgetedEndpoint } from './contracts/endpoints.js';
 import type { ImportFileInput } from './contracts/import-input.js';
 import { CALLS_PER_IMPORT } from './nightly-policy.js';

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../worker/cli/main.js';
 import { startCommand } from '../../worker/cli/start-command.js';
 import { ledgerWorkflowId } from '../../workflows/contracts/budget.js';
-import type { DryRunFeedReport, DryRunImportReport } from '../../workflows/contracts/dry-run-contract.js';
+import type { DryRunFeedReport, DryRunImportReport } from '../../workflows/contracts/dry-run.js';
 import type { FieldMapping } from '../../workflows/contracts/import-input.js';
 import { usageQuery } from '../../workflows/contracts/messages.js';
 import { DEMO_TOKENS } from '../simulator/server.js';

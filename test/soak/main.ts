@@ -12,6 +12,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { progressQuery } from '../../workflows/contracts/messages.js';
 import { seededRandom } from '../simulator/chaos.js';
 import { parseSoakArgs, USAGE } from './args.js';
 import { CHECKS, judge, type Violation } from './checks.js';
@@ -245,7 +246,7 @@ async function settle(stack: Stack, limitMs: number): Promise<void> {
         const progress = await stack
           .client()
           .workflow.getHandle(info.workflowId)
-          .query<{ awaitingRetry?: unknown; waitingForBudgetUntil?: string }>('progress')
+          .query(progressQuery)
           .catch(() => undefined);
         if (progress?.awaitingRetry || progress?.waitingForBudgetUntil) waiting += 1;
       }

@@ -8,6 +8,7 @@ import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import type { ImportProgress } from '../../workflows/contracts/import-workflow.js';
+import { progressQuery } from '../../workflows/contracts/messages.js';
 
 export interface ExecutionView {
   workflowId: string;
@@ -60,7 +61,7 @@ async function describeOpen(client: Client, view: ExecutionView): Promise<void> 
   );
   if (view.type !== 'importFile') return;
   view.progress = await Promise.race([
-    handle.query<ImportProgress>('progress'),
+    handle.query(progressQuery),
     new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 10_000)),
   ]).catch(() => undefined);
 }

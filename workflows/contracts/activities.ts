@@ -3,7 +3,7 @@
  * decide) and activities (which act). Types only, so workflow code can import
  * them without pulling any I/O into the sandbox. Nothing here carries a secret.
  */
-import type { DryRunActivities } from './dry-run-contract.js';
+import type { DryRunActivities } from './dry-run.js';
 import type { ApiCallCounts } from './endpoints.js';
 import type { EntityType, FieldMapping, FieldMappingSet, ListAction } from './import-input.js';
 
