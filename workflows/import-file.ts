@@ -23,6 +23,9 @@
  * An import with field mappings holds its custom source's mapping lock from
  * applying them until it ends, so no other import changes the source's set
  * while this job depends on it (a different set is refused: MappingConflict).
+ *
+ * Under Worker Versioning an import is pinned: it finishes on the release
+ * that started it, so changing this code needs no patch (see versioning.ts).
  */
 import {
   ApplicationFailure,
@@ -30,6 +33,7 @@ import {
   getExternalWorkflowHandle,
   log,
   patched,
+  setWorkflowOptions,
   workflowInfo,
 } from '@temporalio/workflow';
 import type {
@@ -52,6 +56,7 @@ import { mappingLockWorkflowId } from './contracts/mapping-lock.js';
 import { releaseMappingLockSignal } from './contracts/messages.js';
 import { ImportRun, type Rerun } from './import-run.js';
 import { DEFAULT_POLL_SCHEDULE_MS } from './poll-schedule.js';
+import { PINNED } from './versioning.js';
 
 export type { ImportFileInput, ImportFileResult, ImportProgress };
 
@@ -79,6 +84,7 @@ export async function importFile(rawInput: ImportFileInput): Promise<ImportFileR
     await releaseMappingLock(lockedSet);
   }
 }
+setWorkflowOptions(PINNED, importFile);
 
 /** The steps in order. How a step runs again, waits and fails is the run's business (import-run.ts). */
 async function importSteps(input: ImportFileInput, holdsMappingLock: boolean): Promise<ImportFileResult> {

@@ -6,10 +6,13 @@
  * page's candidates are looked up first, so an imported object needs no
  * budget and one still running from an earlier night is counted apart.
  * The run's state and what it does per object are in nightly-run.ts.
+ * Under Worker Versioning a night is pinned: it, its next runs and its
+ * children stay on the release that started it (see versioning.ts).
  */
-import { continueAsNew } from '@temporalio/workflow';
+import { continueAsNew, setWorkflowOptions } from '@temporalio/workflow';
 import type { NightlyImportInput, NightlyImportResult } from './contracts/nightly.js';
 import { NightlyRun } from './nightly-run.js';
+import { PINNED } from './versioning.js';
 
 export async function nightlyImport(input: NightlyImportInput): Promise<NightlyImportResult> {
   const run = new NightlyRun(input);
@@ -38,3 +41,4 @@ export async function nightlyImport(input: NightlyImportInput): Promise<NightlyI
   await run.untilAllChildrenEnd();
   return run.tally;
 }
+setWorkflowOptions(PINNED, nightlyImport);
