@@ -5,7 +5,8 @@
  * with a timer release 1 never had and no patch guards, joins and the CLI
  * makes it current. The running imports finish on release 1 (every workflow
  * task of theirs done by it), new ones run on release 2, and the budget
- * ledger, pinned like them, moves to release 2 by continuing as new.
+ * ledger and a mapping lock held across the switch, pinned like them, move
+ * to release 2 by continuing as new.
  */
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -20,7 +21,8 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findTemporalBinary } from '../../worker/demo/temporal-binaries.js';
 import { ledgerWorkflowId } from '../../workflows/contracts/budget.js';
-import type { ImportFileInput } from '../../workflows/contracts/import-input.js';
+import type { FieldMappingSet, ImportFileInput } from '../../workflows/contracts/import-input.js';
+import { mappingLockWorkflowId } from '../../workflows/contracts/mapping-lock.js';
 import type { importFile } from '../../workflows/import-file.js';
 import { waitFor } from '../support/operator-actions.js';
 import { accountsCsv, type OperatorStack, STACK_BUCKET, startOperatorStack } from '../support/operator-stack.js';
@@ -35,6 +37,15 @@ type ImportHandle = WorkflowHandle<typeof importFile>;
 const DEPLOYMENT = 'bulk-import';
 const RELEASE_2_SOURCE = fileURLToPath(new URL('./worker-versioning/release-2-workflows.ts', import.meta.url));
 const run = promisify(execFile);
+/** One old and one new import apply this set, so the source's mapping lock is held across the switch. */
+const MAPPINGS: FieldMappingSet = {
+  sourceId: '1001',
+  objectType: 'account',
+  mappings: [
+    { sourceFieldLabel: 'Account Name', serviceFieldName: 'name', dataType: 'string' },
+    { sourceFieldLabel: 'Account Domain', serviceFieldName: 'domain', dataType: 'string' },
+  ],
+};
 
 describe('Worker Versioning: a release keeps the imports it started', () => {
   let stack: OperatorStack;
@@ -84,7 +95,7 @@ describe('Worker Versioning: a release keeps the imports it started', () => {
   const release = (buildId: string, extra: Record<string, string> = {}) =>
     stack.startWorker({ WORKER_DEPLOYMENT_NAME: DEPLOYMENT, WORKER_BUILD_ID: buildId, ...extra });
 
-  const start = (key: string): Promise<ImportHandle> => {
+  const start = (key: string, fieldMappings?: FieldMappingSet): Promise<ImportHandle> => {
     const workflowId = `versioned-${key}-${randomUUID()}`;
     return stack.env.client.workflow.start<typeof importFile>('importFile', {
       taskQueue: stack.taskQueue,
@@ -95,6 +106,7 @@ describe('Worker Versioning: a release keeps the imports it started', () => {
           dataImportName: `versioning ${workflowId}`,
           entityType: 'Account',
           listAction: 'insert',
+          fieldMappings,
         } satisfies ImportFileInput,
       ],
     });
@@ -123,22 +135,24 @@ describe('Worker Versioning: a release keeps the imports it started', () => {
           RELEASE_2_TIMER_MS,
     );
 
-  it('running imports finish on release 1, new ones run on release 2, the ledger moves when it continues as new', async () => {
+  it('running imports finish on release 1, new ones run on release 2, the ledger and the lock move as they continue as new', async () => {
     await release('v1');
     await setCurrent('v1');
-    const old = await Promise.all([start('old-1.csv'), start('old-2.csv')]);
+    const old = await Promise.all([start('old-1.csv', MAPPINGS), start('old-2.csv')]);
     // Both uploaded: each now waits on its job, which the service processes for 20 s.
     await waitFor(async () => {
       const jobs = await Promise.all(old.map((h) => jobsNamed(stack.sim.baseUrl, h.workflowId)));
       return jobs.every((j) => j[0]?.state === 'processing') ? true : undefined;
     }, 200);
     const ledgerId = ledgerWorkflowId('default');
+    const lockId = mappingLockWorkflowId(MAPPINGS.sourceId, MAPPINGS.objectType);
     expect(await versioningOf(ledgerId)).toEqual({ buildId: 'v1', pinned: true });
+    expect(await versioningOf(lockId)).toEqual({ buildId: 'v1', pinned: true });
 
     await release('v2', { WORKFLOW_BUNDLE_PATH: release2Bundle });
     await setCurrent('v2');
     for (const h of old) expect((await h.describe()).status.name).toBe('RUNNING');
-    const fresh = await Promise.all([start('new-1.csv'), start('new-2.csv')]);
+    const fresh = await Promise.all([start('new-1.csv', MAPPINGS), start('new-2.csv')]);
 
     const results = await Promise.all([...old, ...fresh].map((h) => h.result()));
     for (const result of results) expect(result).toMatchObject({ state: 'completed' });
@@ -156,12 +170,20 @@ describe('Worker Versioning: a release keeps the imports it started', () => {
       expect(hasRelease2Timer(history)).toBe(true);
     }
 
-    // Release 2's imports reserved through the ledger: the run pinned to v1 saw v2 current and continued as new there.
-    expect(await versioningOf(ledgerId)).toEqual({ buildId: 'v2', pinned: true });
-    const ledgerHistory = await stack.env.client.workflow.getHandle(ledgerId).fetchHistory();
-    const ledgerStart = ledgerHistory.events?.[0]?.workflowExecutionStartedEventAttributes;
-    expect(ledgerStart?.continuedExecutionRunId).toBeTruthy();
-    expect(new Set(taskBuilds(ledgerHistory))).toEqual(new Set(['v2']));
+    // Release 2's imports reserved through the ledger and asked for the lock the old import held: each
+    // run pinned to v1 saw v2 current and continued as new there. The old import's release reached the
+    // lock's v2 run, which then completed.
+    await waitFor(
+      async () =>
+        (await stack.env.client.workflow.getHandle(lockId).describe()).status.name === 'COMPLETED' ? true : undefined,
+      200,
+    );
+    for (const entity of [ledgerId, lockId]) {
+      expect(await versioningOf(entity)).toEqual({ buildId: 'v2', pinned: true });
+      const history = await stack.env.client.workflow.getHandle(entity).fetchHistory();
+      expect(history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId).toBeTruthy();
+      expect(new Set(taskBuilds(history))).toEqual(new Set(['v2']));
+    }
   }, 240_000);
 });
 
