@@ -23,7 +23,6 @@ import {
   patched,
   proxyActivities,
   setHandler,
-  setWorkflowOptions,
   workflowInfo,
 } from '@temporalio/workflow';
 import {
@@ -65,7 +64,7 @@ import {
   reserveUpdate,
   usageQuery,
 } from './contracts/messages.js';
-import { continueAsNewOnCurrentVersion, newVersionIsCurrent, PINNED } from './versioning.js';
+import { continueAsNewOnCurrentVersion, newVersionIsCurrent } from './versioning.js';
 
 /** What every run started before the threshold travelled in the input used: never change it. */
 const LEGACY_MAX_HISTORY_EVENTS = 2_000;
@@ -117,7 +116,6 @@ export async function budgetLedger(input: LedgerInput): Promise<never> {
   await condition(allHandlersFinished);
   return continueAsNewOnCurrentVersion<typeof budgetLedger>(ledger.nextRunInput(windowEnd));
 }
-setWorkflowOptions(PINNED, budgetLedger);
 
 /** One ledger run's counts and the settings they follow; each handler changes them as one step. */
 class LedgerRun {

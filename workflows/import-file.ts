@@ -33,7 +33,6 @@ import {
   getExternalWorkflowHandle,
   log,
   patched,
-  setWorkflowOptions,
   workflowInfo,
 } from '@temporalio/workflow';
 import type {
@@ -56,7 +55,6 @@ import { mappingLockWorkflowId } from './contracts/mapping-lock.js';
 import { releaseMappingLockSignal } from './contracts/messages.js';
 import { ImportRun, type Rerun } from './import-run.js';
 import { DEFAULT_POLL_SCHEDULE_MS } from './poll-schedule.js';
-import { PINNED } from './versioning.js';
 
 export type { ImportFileInput, ImportFileResult, ImportProgress };
 
@@ -84,7 +82,6 @@ export async function importFile(rawInput: ImportFileInput): Promise<ImportFileR
     await releaseMappingLock(lockedSet);
   }
 }
-setWorkflowOptions(PINNED, importFile);
 
 /** The steps in order. How a step runs again, waits and fails is the run's business (import-run.ts). */
 async function importSteps(input: ImportFileInput, holdsMappingLock: boolean): Promise<ImportFileResult> {

@@ -12,21 +12,13 @@
  * Under Worker Versioning it is pinned, and a held lock continues as new on a
  * release that became current (see versioning.ts).
  */
-import {
-  allHandlersFinished,
-  condition,
-  log,
-  proxyActivities,
-  setHandler,
-  setWorkflowOptions,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { allHandlersFinished, condition, log, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { MappingLockActivities } from './contracts/activities.js';
 import type { MappingLockHolder, MappingLockInput } from './contracts/mapping-lock.js';
 import { acquireMappingLockUpdate, mappingLockHoldersQuery, releaseMappingLockSignal } from './contracts/messages.js';
 import { acquireRequestProblem, conflictingHolders, withHolder } from './mapping-lock-policy.js';
 import { ACTIVITY_RETRY_POLICY, SHORT_CALL_TIMEOUT_MS } from './retry-policies.js';
-import { continueAsNewOnCurrentVersion, newVersionIsCurrent, PINNED } from './versioning.js';
+import { continueAsNewOnCurrentVersion, newVersionIsCurrent } from './versioning.js';
 
 const { readImportStates } = proxyActivities<MappingLockActivities>({
   startToCloseTimeout: SHORT_CALL_TIMEOUT_MS,
@@ -87,4 +79,3 @@ export async function mappingLock(input: MappingLockInput): Promise<void> {
     return continueAsNewOnCurrentVersion<typeof mappingLock>({ ...input, holders });
   }
 }
-setWorkflowOptions(PINNED, mappingLock);

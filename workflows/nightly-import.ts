@@ -9,10 +9,9 @@
  * Under Worker Versioning a night is pinned: it, its next runs and its
  * children stay on the release that started it (see versioning.ts).
  */
-import { continueAsNew, setWorkflowOptions } from '@temporalio/workflow';
+import { continueAsNew } from '@temporalio/workflow';
 import type { NightlyImportInput, NightlyImportResult } from './contracts/nightly.js';
 import { NightlyRun } from './nightly-run.js';
-import { PINNED } from './versioning.js';
 
 export async function nightlyImport(input: NightlyImportInput): Promise<NightlyImportResult> {
   const run = new NightlyRun(input);
@@ -41,4 +40,3 @@ export async function nightlyImport(input: NightlyImportInput): Promise<NightlyI
   await run.untilAllChildrenEnd();
   return run.tally;
 }
-setWorkflowOptions(PINNED, nightlyImport);

@@ -1,19 +1,19 @@
 /**
  * Worker Versioning as the workflows use it. It matters only when the worker
- * joins a Worker Deployment (WORKER_DEPLOYMENT_NAME and WORKER_BUILD_ID): an
- * unversioned worker ignores the declared behaviour, never sees the flag set,
- * and a continue-as-new's versioning option changes nothing Temporal compares
- * on replay (the command's kind only), so recorded runs replay as they ran.
+ * joins a Worker Deployment (WORKER_DEPLOYMENT_NAME and WORKER_BUILD_ID).
  *
- * Imports and nights are pinned: they finish on the release that started them,
- * so a change of their code needs no patch. The ledger and the mapping lock
- * live on; pinned too, they move to the current release by continuing as new
- * as soon as they see one.
+ * Every workflow here is pinned, by the worker's default behaviour
+ * (run-worker.ts), not by setWorkflowOptions: the server refuses a workflow
+ * task that names a behaviour from an unversioned worker, so a declaration
+ * beside the workflow would stop every unversioned worker.
+ *
+ * Imports and nights finish on the release that started them, so a change of
+ * their code needs no patch. The ledger and the mapping lock live on; they
+ * move to the current release by continuing as new as soon as they see one.
+ * Unversioned, the flag below is never set and continue-as-new is the plain
+ * one, so recorded runs replay as they ran and new runs run as before.
  */
 import { makeContinueAsNewFunc, type Workflow, workflowInfo } from '@temporalio/workflow';
-
-/** For setWorkflowOptions beside each workflow. */
-export const PINNED = { versioningBehavior: 'PINNED' } as const;
 
 /**
  * True once another deployment version is current (or ramping to this run)
@@ -25,9 +25,12 @@ export function newVersionIsCurrent(): boolean {
 }
 
 /**
- * continueAsNew whose next run starts on the current version: a plain one would
- * stay on this run's version, and Temporal would take that as declining the move.
+ * continueAsNew whose next run starts on the current version. A plain one
+ * would stay on this run's version, and Temporal would take that as declining
+ * the move, even when this run had not yet seen the flag. Unversioned, the
+ * plain one: the option means nothing there.
  */
 export function continueAsNewOnCurrentVersion<F extends Workflow>(...args: Parameters<F>): Promise<never> {
-  return makeContinueAsNewFunc<F>({ initialVersioningBehavior: 'AUTO_UPGRADE' })(...args);
+  const versioned = workflowInfo().currentDeploymentVersion !== undefined;
+  return makeContinueAsNewFunc<F>(versioned ? { initialVersioningBehavior: 'AUTO_UPGRADE' } : undefined)(...args);
 }

@@ -81,9 +81,10 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
 
 /**
  * Worker Versioning when a deployment is configured; nothing otherwise, so an
- * unversioned worker polls exactly as before. Each workflow declares its own
- * behaviour (setWorkflowOptions beside it); the default only covers one that
- * does not, and pinned is the choice that never replays another release's history.
+ * unversioned worker polls exactly as before. Every workflow is pinned: it
+ * never replays another release's history (the ledger and the mapping lock
+ * move by continuing as new, workflows/versioning.ts). The default declares
+ * it, because the server refuses a behaviour named by an unversioned worker.
  */
 function deploymentOptions(deployment: WorkerDeployment | undefined): Pick<WorkerOptions, 'workerDeploymentOptions'> {
   if (!deployment) return {};

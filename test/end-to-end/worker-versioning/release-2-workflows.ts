@@ -5,11 +5,10 @@
  * nondeterminism error, so an import can only finish if it stays on the
  * release that started it. The other workflows are release 1's.
  */
-import { setWorkflowOptions, sleep } from '@temporalio/workflow';
+import { sleep } from '@temporalio/workflow';
 import type { ImportFileInput } from '../../../workflows/contracts/import-input.js';
 import type { ImportFileResult } from '../../../workflows/contracts/import-workflow.js';
 import { importFile as release1ImportFile } from '../../../workflows/import-file.js';
-import { PINNED } from '../../../workflows/versioning.js';
 
 export { budgetLedger, mappingLock, nightlyImport } from '../../../workflows/index.js';
 
@@ -20,4 +19,3 @@ export async function importFile(input: ImportFileInput): Promise<ImportFileResu
   await sleep(RELEASE_2_TIMER_MS);
   return release1ImportFile(input);
 }
-setWorkflowOptions(PINNED, importFile);
