@@ -8,7 +8,7 @@
  * from. The pieces live in worker/config/, one idea a file:
  *   declarations.ts  each variable once: README text, default, parser and range
  *   parsers.ts, units.ts  reading a variable's text (durations, sizes, URLs, ...)
- *   load.ts          the Temporal connection, the tenant, budgets, S3
+ *   load.ts          the Temporal connection, the tenant, budgets, S3, the Worker Deployment
  *   service.ts       the service URL and its one token source
  *   feeds.ts         IMPORT_FEEDS_FILE, checked by the import input's own rules
  *   secret.ts, errors.ts, types.ts
@@ -17,7 +17,7 @@
  */
 import { readVariable } from './worker/config/declarations.js';
 import { loadFeeds } from './worker/config/feeds.js';
-import { loadBudgetSettings, loadClientConfig, loadS3Config } from './worker/config/load.js';
+import { loadBudgetSettings, loadClientConfig, loadS3Config, loadWorkerDeployment } from './worker/config/load.js';
 import { readServiceConfig } from './worker/config/service.js';
 import type { Config, Env } from './worker/config/types.js';
 
@@ -29,9 +29,22 @@ export {
 } from './worker/config/declarations.js';
 export { ConfigError } from './worker/config/errors.js';
 export { loadFeeds } from './worker/config/feeds.js';
-export { loadBudgetSettings, loadClientConfig, loadS3Config, loadTemporalConfig } from './worker/config/load.js';
+export {
+  loadBudgetSettings,
+  loadClientConfig,
+  loadS3Config,
+  loadTemporalConfig,
+  loadWorkerDeployment,
+} from './worker/config/load.js';
 export { Secret } from './worker/config/secret.js';
-export type { Config, FeedConfig, LogLevel, TemporalConfig, TokenConfig } from './worker/config/types.js';
+export type {
+  Config,
+  FeedConfig,
+  LogLevel,
+  TemporalConfig,
+  TokenConfig,
+  WorkerDeployment,
+} from './worker/config/types.js';
 export { parseDuration, parseParallelParts, parseSize } from './worker/config/units.js';
 
 export interface LoadConfigOptions {
@@ -64,6 +77,7 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
       workflowBundlePath: readVariable(env, 'WORKFLOW_BUNDLE_PATH'),
       connectTimeoutMs: readVariable(env, 'WORKER_CONNECT_TIMEOUT'),
       logLevel: readVariable(env, 'LOG_LEVEL'),
+      deployment: loadWorkerDeployment(env),
     },
     feeds: loadFeeds(env),
   };

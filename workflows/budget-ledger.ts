@@ -12,11 +12,13 @@
  * an operator set or lift a block, and `usage` shows the counts. Behaviour
  * added after runs were recorded sits behind `patched()` markers, so every
  * recorded run replays as it ran.
+ *
+ * Under Worker Versioning it is pinned, and ends its run early to continue
+ * as new on a release that became current (see versioning.ts).
  */
 import {
   allHandlersFinished,
   condition,
-  continueAsNew,
   log,
   patched,
   proxyActivities,
@@ -62,6 +64,7 @@ import {
   reserveUpdate,
   usageQuery,
 } from './contracts/messages.js';
+import { continueAsNewOnCurrentVersion, newVersionIsCurrent } from './versioning.js';
 
 /** What every run started before the threshold travelled in the input used: never change it. */
 const LEGACY_MAX_HISTORY_EVENTS = 2_000;
@@ -105,13 +108,13 @@ export async function budgetLedger(input: LedgerInput): Promise<never> {
 
   const windowEnd = ledger.windowEndMs();
   if (patched(WAKE_AT_BLOCK_END_PATCH)) {
-    while (!ledger.historyFull() && Date.now() < windowEnd) await ledger.untilBlocksChange(windowEnd);
+    while (!ledger.runIsOver() && Date.now() < windowEnd) await ledger.untilBlocksChange(windowEnd);
   } else {
     // Times out at the window's end: the timer to the next reset.
-    await condition(ledger.historyFull, windowEnd - Date.now());
+    await condition(ledger.runIsOver, windowEnd - Date.now());
   }
   await condition(allHandlersFinished);
-  return continueAsNew<typeof budgetLedger>(ledger.nextRunInput(windowEnd));
+  return continueAsNewOnCurrentVersion<typeof budgetLedger>(ledger.nextRunInput(windowEnd));
 }
 
 /** One ledger run's counts and the settings they follow; each handler changes them as one step. */
@@ -206,14 +209,17 @@ class LedgerRun {
     return windowEndMs(this.state, this.settings);
   }
 
-  readonly historyFull = (): boolean =>
-    workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > this.maxHistoryEvents;
+  /** The run ends before its window does when its history is full or another release became current. */
+  readonly runIsOver = (): boolean =>
+    workflowInfo().continueAsNewSuggested ||
+    workflowInfo().historyLength > this.maxHistoryEvents ||
+    newVersionIsCurrent();
 
   /** Resolves when the history is full, a block was set or cleared, or the next block ends (the window's end at the latest). */
   untilBlocksChange(windowEnd: number): Promise<boolean> {
     this.blocksChanged = false;
     const wakeAt = Math.min(windowEnd, nextBlockEndMs(this.state, Date.now()) ?? windowEnd);
-    return condition(() => this.historyFull() || this.blocksChanged, Math.max(1, wakeAt - Date.now()));
+    return condition(() => this.runIsOver() || this.blocksChanged, Math.max(1, wakeAt - Date.now()));
   }
 
   /** Within the window the stricter settings carry on; a new window follows the latest caller's. */

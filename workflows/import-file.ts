@@ -23,6 +23,9 @@
  * An import with field mappings holds its custom source's mapping lock from
  * applying them until it ends, so no other import changes the source's set
  * while this job depends on it (a different set is refused: MappingConflict).
+ *
+ * Under Worker Versioning an import is pinned: it finishes on the release
+ * that started it, so changing this code needs no patch (see versioning.ts).
  */
 import {
   ApplicationFailure,

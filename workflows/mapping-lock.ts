@@ -9,21 +9,16 @@
  * signal when it ends, completed or failed; a holder that never does
  * (terminated, timed out) is dropped once Temporal no longer shows it
  * running: when it stands in someone's way, and at every hourly check. The lock completes once nobody holds it.
+ * Under Worker Versioning it is pinned, and a held lock continues as new on a
+ * release that became current (see versioning.ts).
  */
-import {
-  allHandlersFinished,
-  condition,
-  continueAsNew,
-  log,
-  proxyActivities,
-  setHandler,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { allHandlersFinished, condition, log, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { MappingLockActivities } from './contracts/activities.js';
 import type { MappingLockHolder, MappingLockInput } from './contracts/mapping-lock.js';
 import { acquireMappingLockUpdate, mappingLockHoldersQuery, releaseMappingLockSignal } from './contracts/messages.js';
 import { acquireRequestProblem, conflictingHolders, withHolder } from './mapping-lock-policy.js';
 import { ACTIVITY_RETRY_POLICY, SHORT_CALL_TIMEOUT_MS } from './retry-policies.js';
+import { continueAsNewOnCurrentVersion, newVersionIsCurrent } from './versioning.js';
 
 const { readImportStates } = proxyActivities<MappingLockActivities>({
   startToCloseTimeout: SHORT_CALL_TIMEOUT_MS,
@@ -69,7 +64,10 @@ export async function mappingLock(input: MappingLockInput): Promise<void> {
 
   for (;;) {
     const settled = await condition(
-      () => (holders.length === 0 && allHandlersFinished()) || workflowInfo().continueAsNewSuggested,
+      () =>
+        (holders.length === 0 && allHandlersFinished()) ||
+        workflowInfo().continueAsNewSuggested ||
+        newVersionIsCurrent(),
       HOLDER_CHECK_INTERVAL_MS,
     );
     if (!settled) {
@@ -78,6 +76,6 @@ export async function mappingLock(input: MappingLockInput): Promise<void> {
     }
     await condition(allHandlersFinished);
     if (holders.length === 0) return;
-    return continueAsNew<typeof mappingLock>({ ...input, holders });
+    return continueAsNewOnCurrentVersion<typeof mappingLock>({ ...input, holders });
   }
 }

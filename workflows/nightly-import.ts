@@ -6,6 +6,8 @@
  * page's candidates are looked up first, so an imported object needs no
  * budget and one still running from an earlier night is counted apart.
  * The run's state and what it does per object are in nightly-run.ts.
+ * Under Worker Versioning a night is pinned: it, its next runs and its
+ * children stay on the release that started it (see versioning.ts).
  */
 import { continueAsNew } from '@temporalio/workflow';
 import type { NightlyImportInput, NightlyImportResult } from './contracts/nightly.js';

@@ -1,10 +1,6 @@
 /** The findImportJobs activity: asks the JobLookup, spending only reads, reserved with the ledger. */
 import { Context } from '@temporalio/activity';
-import type {
-  DryRunStep,
-  FindImportJobsInput,
-  FindImportJobsResult,
-} from '../../workflows/contracts/dry-run-contract.js';
+import type { DryRunStep, FindImportJobsInput, FindImportJobsResult } from '../../workflows/contracts/dry-run.js';
 import { ServiceCalls, type ServiceCallsDeps } from '../service-calls.js';
 import type { JobLookup } from './job-lookup.js';
 import { dryRunStep, refusedStep } from './step.js';

@@ -4,7 +4,7 @@
  * reads serve the import that follows it).
  */
 import { Context } from '@temporalio/activity';
-import type { DryRunActivities } from '../../workflows/contracts/dry-run-contract.js';
+import type { DryRunActivities } from '../../workflows/contracts/dry-run.js';
 import type { InspectSourceDeps } from '../inspect-source.js';
 import type { ServiceClient } from '../service/client.js';
 import type { ServiceCallsDeps } from '../service-calls.js';

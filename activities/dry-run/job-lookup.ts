@@ -11,7 +11,7 @@
  * a feed's dry run asks about, state by state, ending as soon as every key
  * is found, never one pass per object.
  */
-import type { ExistingJob, FindImportJobsInput, JobLookupVia } from '../../workflows/contracts/dry-run-contract.js';
+import type { ExistingJob, FindImportJobsInput, JobLookupVia } from '../../workflows/contracts/dry-run.js';
 import { jobNameHasKey } from '../../workflows/contracts/job-key.js';
 import { STATES_TO_SEARCH } from '../create-import-job.js';
 import type {

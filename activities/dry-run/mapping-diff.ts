@@ -3,7 +3,7 @@
  * never its write. It takes no mapping lock either: it changes nothing.
  */
 import { Context } from '@temporalio/activity';
-import type { DiffFieldMappingsInput, DryRunStep, MappingDiff } from '../../workflows/contracts/dry-run-contract.js';
+import type { DiffFieldMappingsInput, DryRunStep, MappingDiff } from '../../workflows/contracts/dry-run.js';
 import { type MappingService, mappingDifference } from '../apply-field-mappings.js';
 import { failure } from '../failures.js';
 import { ServiceCalls, type ServiceCallsDeps } from '../service-calls.js';

@@ -5,7 +5,7 @@
  */
 import { Context } from '@temporalio/activity';
 import type { InspectSourceInput } from '../../workflows/contracts/activities.js';
-import type { DryRunStep, PreflightFacts } from '../../workflows/contracts/dry-run-contract.js';
+import type { DryRunStep, PreflightFacts } from '../../workflows/contracts/dry-run.js';
 import { checkReferences, type InspectSourceDeps, lookAtFile } from '../inspect-source.js';
 import { ServiceCalls } from '../service-calls.js';
 import { dryRunStep, refusedStep } from './step.js';

@@ -7,7 +7,7 @@
  * a few times.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import type { DryRunStep } from '../../workflows/contracts/dry-run-contract.js';
+import type { DryRunStep } from '../../workflows/contracts/dry-run.js';
 import type { ServiceCalls } from '../service-calls.js';
 
 export async function dryRunStep<T>(calls: ServiceCalls, work: () => Promise<T>): Promise<DryRunStep<T>> {

@@ -15,7 +15,7 @@ import {
   DRY_RUN_FEED_WORKFLOW_TYPE,
   DRY_RUN_IMPORT_WORKFLOW_TYPE,
   MAX_FEED_DRY_RUN_OBJECTS,
-} from '../../workflows/contracts/dry-run-contract.js';
+} from '../../workflows/contracts/dry-run.js';
 import type { dryRunFeed, dryRunImport } from '../../workflows/dry-run-import.js';
 import { CliError, UsageError } from './cli-error.js';
 import { type CliContext, withClient } from './context.js';

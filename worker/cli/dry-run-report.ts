@@ -10,7 +10,7 @@ import type {
   DryRunImportReport,
   DryRunProblem,
   ObjectDryRun,
-} from '../../workflows/contracts/dry-run-contract.js';
+} from '../../workflows/contracts/dry-run.js';
 import type { ApiCallCounts } from '../../workflows/contracts/endpoints.js';
 import { noImportReason } from '../../workflows/dry-run-verdict.js';
 import { formatBytes } from './import-progress.js';

@@ -193,6 +193,20 @@ export const CONFIG_VARIABLES = {
     'A prebuilt workflow bundle; unset: the one `npm run build` wrote beside the compiled worker, or (under tsx) bundled from source at start',
     readableFile('a workflow bundle written by npm run build'),
   ),
+  // Worker Versioning: both or neither (checked together by loadWorkerDeployment). The server refuses a
+  // deployment name with '.' or ':' and either name starting with '__'.
+  WORKER_DEPLOYMENT_NAME: optional(
+    'Worker Deployment this worker joins, with `WORKER_BUILD_ID` (set both or neither): imports and nights stay on the version that started them, the ledger and the mapping lock move to the current version when they continue as new; see [Deploy a new version](#deploy-a-new-version)',
+    matching(
+      /^(?!__)[A-Za-z0-9_-]{1,200}$/,
+      '1-200 letters, digits, "_" or "-" (no "." or ":"), not starting with "__"',
+    ),
+    'unversioned',
+  ),
+  WORKER_BUILD_ID: optional(
+    "This release's build id within `WORKER_DEPLOYMENT_NAME` (an image tag, a git sha); a release whose workflow code differs needs a new one",
+    matching(/^(?!__)[A-Za-z0-9._+-]{1,200}$/, '1-200 letters, digits, ".", "_", "+" or "-", not starting with "__"'),
+  ),
   LOG_LEVEL: variable(
     '`TRACE`, `DEBUG`, `INFO`, `WARN` or `ERROR`, in any case. Logs are JSON lines when stderr is not a terminal',
     'INFO',

@@ -5,10 +5,10 @@
  */
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { dailyLimitsByClass } from '../../workflows/contracts/endpoints.js';
-import { CONFIG_VARIABLES, readVariable } from './declarations.js';
+import { CONFIG_VARIABLES, rawValue, readVariable } from './declarations.js';
 import { ConfigError } from './errors.js';
 import { hostAndPort } from './parsers.js';
-import type { BudgetSettings, ClientConfig, Config, Env, TemporalConfig } from './types.js';
+import type { BudgetSettings, ClientConfig, Config, Env, TemporalConfig, WorkerDeployment } from './types.js';
 
 /** The Temporal connection by the SDK's conventions, with every value it would silently misread refused first. */
 export function loadTemporalConfig(env: Env = process.env): TemporalConfig {
@@ -57,5 +57,23 @@ export function loadS3Config(env: Env = process.env): Config['s3'] {
     endpoint: s3Endpoint,
     region: readVariable(env, 'AWS_REGION'),
     forcePathStyle: readVariable(env, 'S3_FORCE_PATH_STYLE') ?? s3Endpoint !== undefined,
+  };
+}
+
+const DEPLOYMENT_VARIABLES = ['WORKER_DEPLOYMENT_NAME', 'WORKER_BUILD_ID'] as const;
+
+/** Both variables, or neither: one alone would leave the worker half in a deployment. */
+export function loadWorkerDeployment(env: Env = process.env): WorkerDeployment | undefined {
+  const given = DEPLOYMENT_VARIABLES.filter((name) => rawValue(env, name) !== undefined);
+  if (given.length === 0) return undefined;
+  if (given.length === 1) {
+    const missing = DEPLOYMENT_VARIABLES.find((name) => name !== given[0]);
+    throw new ConfigError(
+      `WORKER_DEPLOYMENT_NAME and WORKER_BUILD_ID must be set together (Worker Versioning) or both left unset; ${given[0]} is set, ${missing} is not`,
+    );
+  }
+  return {
+    deploymentName: readVariable(env, 'WORKER_DEPLOYMENT_NAME') as string,
+    buildId: readVariable(env, 'WORKER_BUILD_ID') as string,
   };
 }

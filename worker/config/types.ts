@@ -48,6 +48,12 @@ export interface FeedConfig extends Omit<NightlyFeed, 'tenant'> {
 export const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
+/** The Worker Deployment version a worker joins (Worker Versioning); absent: the worker is unversioned. */
+export interface WorkerDeployment {
+  deploymentName: string;
+  buildId: string;
+}
+
 export interface TemporalConfig {
   /** Connection options by the SDK's conventions (TEMPORAL_ADDRESS, TLS, API key, profiles). */
   connection: ReturnType<typeof loadClientConnectConfig>['connectionOptions'] & { address: string };
@@ -90,6 +96,8 @@ export interface Config extends ClientConfig {
     /** How long a starting worker keeps retrying to reach Temporal; 0 tries once. */
     connectTimeoutMs: number;
     logLevel: LogLevel;
+    /** Set: the worker polls as this deployment version; absent: as today, unversioned. */
+    deployment?: WorkerDeployment;
   };
   feeds: FeedConfig[];
 }

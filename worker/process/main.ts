@@ -52,6 +52,7 @@ function startupFacts(config: Config): Record<string, unknown> {
     workflows: describeWorkflowSource(workflowSource(config.worker.workflowBundlePath)),
     service: config.service?.baseUrl,
     tenant: config.tenant,
+    deployment: config.worker.deployment ?? 'unversioned',
     metrics: port > 0 ? `http://0.0.0.0:${port}/metrics` : 'off',
   };
 }

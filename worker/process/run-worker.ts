@@ -6,13 +6,15 @@
  *   moves gigabytes through this process;
  * - the polls task queue: only awaitJobCompletion, which holds a slot for as
  *   long as a job runs (hours), so it must not take the short activities' slots.
+ * With a Worker Deployment configured, all three poll as its version, so a
+ * pinned import's activities run on workers of the release that started it.
  * Used by `npm run worker` and in-process by the local demo.
  */
 import type { Client } from '@temporalio/client';
-import { type NativeConnection, Worker } from '@temporalio/worker';
+import { type NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { ActivityDeps } from '../../activities/index.js';
 import { createActivities } from '../../activities/index.js';
-import type { Config } from '../../temporal.config.js';
+import type { Config, WorkerDeployment } from '../../temporal.config.js';
 import { pollTaskQueue, uploadTaskQueue } from '../../workflows/contracts/budget.js';
 import { createActivityDeps } from './dependencies.js';
 import type { WorkerMetrics } from './metrics.js';
@@ -37,7 +39,11 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
   // awaitJobCompletion stays on the main queue too, for polls scheduled there before polls had their own.
   const { uploadData, ...shortActivities } = createActivities(deps);
   const { awaitJobCompletion } = shortActivities;
-  const common = { connection, namespace: config.temporal.namespace };
+  const common = {
+    connection,
+    namespace: config.temporal.namespace,
+    ...deploymentOptions(config.worker.deployment),
+  };
 
   const main = await Worker.create({
     ...common,
@@ -74,4 +80,18 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
     signal?.removeEventListener('abort', stop);
     await deps.service.close();
   }
+}
+
+/**
+ * Worker Versioning when a deployment is configured; nothing otherwise, so an
+ * unversioned worker polls exactly as before. Every workflow is pinned: it
+ * never replays another release's history (the ledger and the mapping lock
+ * move by continuing as new, workflows/versioning.ts). The default declares
+ * it, because the server refuses a behaviour named by an unversioned worker.
+ */
+function deploymentOptions(deployment: WorkerDeployment | undefined): Pick<WorkerOptions, 'workerDeploymentOptions'> {
+  if (!deployment) return {};
+  return {
+    workerDeploymentOptions: { version: deployment, useWorkerVersioning: true, defaultVersioningBehavior: 'PINNED' },
+  };
 }

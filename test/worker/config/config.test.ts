@@ -12,6 +12,7 @@ import {
   loadConfig,
   loadFeeds,
   loadTemporalConfig,
+  loadWorkerDeployment,
   parseDuration,
   parseSize,
   type VariableName,
@@ -141,6 +142,53 @@ describe('configuration errors name the variable and what it expects', () => {
       ),
     );
     expect(err.message).toMatch(/^COMPANY_DATA_TOKEN_FILE must be a readable file.*\/nonexistent\/token/);
+  });
+});
+
+describe('Worker Versioning: WORKER_DEPLOYMENT_NAME and WORKER_BUILD_ID', () => {
+  it('leaves the worker unversioned when neither is set (or both are blank)', () => {
+    expect(loadConfig({}).worker.deployment).toBeUndefined();
+    expect(loadWorkerDeployment({ WORKER_DEPLOYMENT_NAME: ' ', WORKER_BUILD_ID: '' })).toBeUndefined();
+  });
+
+  it('joins the deployment version the two name', () => {
+    const env = { WORKER_DEPLOYMENT_NAME: 'bulk-import', WORKER_BUILD_ID: '1.4.0+g3f2a9c1' };
+    expect(loadConfig(env).worker.deployment).toEqual({ deploymentName: 'bulk-import', buildId: '1.4.0+g3f2a9c1' });
+  });
+
+  it.each([
+    [
+      { WORKER_DEPLOYMENT_NAME: 'bulk-import' },
+      'WORKER_DEPLOYMENT_NAME and WORKER_BUILD_ID must be set together (Worker Versioning) or both left unset; WORKER_DEPLOYMENT_NAME is set, WORKER_BUILD_ID is not',
+    ],
+    [
+      { WORKER_BUILD_ID: 'v2' },
+      'WORKER_DEPLOYMENT_NAME and WORKER_BUILD_ID must be set together (Worker Versioning) or both left unset; WORKER_BUILD_ID is set, WORKER_DEPLOYMENT_NAME is not',
+    ],
+  ])('refuses one without the other: %o', (env, message) => {
+    expect(errorOf(() => loadConfig(env)).message).toBe(message);
+  });
+
+  it.each([
+    [
+      { WORKER_DEPLOYMENT_NAME: 'bulk.import', WORKER_BUILD_ID: 'v1' },
+      /^WORKER_DEPLOYMENT_NAME must be .*no "\." or ":"/,
+    ],
+    [{ WORKER_DEPLOYMENT_NAME: 'bulk:import', WORKER_BUILD_ID: 'v1' }, /^WORKER_DEPLOYMENT_NAME must be/],
+    [
+      { WORKER_DEPLOYMENT_NAME: '__internal', WORKER_BUILD_ID: 'v1' },
+      /^WORKER_DEPLOYMENT_NAME must be .*not starting with "__"/,
+    ],
+    [{ WORKER_DEPLOYMENT_NAME: 'bulk-import', WORKER_BUILD_ID: 'v 1' }, /^WORKER_BUILD_ID must be 1-200 letters/],
+    [{ WORKER_DEPLOYMENT_NAME: 'bulk-import', WORKER_BUILD_ID: '__v1' }, /^WORKER_BUILD_ID must be/],
+  ])('refuses what the server would refuse: %o', (env, message) => {
+    const err = errorOf(() => loadConfig(env));
+    expect(err.message).toMatch(message);
+    expect(err.message.split('\n')).toHaveLength(1);
+  });
+
+  it("is the worker's business only: the CLI connects whatever they hold", () => {
+    expect(loadClientConfig({ WORKER_BUILD_ID: 'v2' }).temporal.taskQueue).toBe('bulk-import');
   });
 });
 

@@ -103,9 +103,34 @@ describe('the worker entry point', () => {
       tls: true,
       apiKey: true,
       taskQueues: ['bulk-import', 'bulk-import-uploads', 'bulk-import-polls'],
+      deployment: 'unversioned',
     });
     expect(run.output).not.toContain('temporal-api-key-do-not-print');
     expect(run.output).not.toContain(TOKEN);
+  });
+
+  it('names its Worker Deployment version at start, and stops with one line when only half of it is set', () => {
+    const unreachable = {
+      ...SERVICE,
+      TEMPORAL_ADDRESS: '127.0.0.1:1',
+      WORKER_CONNECT_TIMEOUT: '0',
+      WORKER_METRICS_PORT: '0',
+    };
+    const versioned = runWorker({ ...unreachable, WORKER_DEPLOYMENT_NAME: 'bulk-import', WORKER_BUILD_ID: 'v7' });
+    expect(versioned.lines[0]).toMatchObject({
+      message: 'Worker starting',
+      deployment: { deploymentName: 'bulk-import', buildId: 'v7' },
+    });
+    const half = runWorker({ ...unreachable, WORKER_BUILD_ID: 'v7' });
+    expect(half.status).toBe(2);
+    expect(half.lines).toEqual([
+      {
+        time: expect.any(String),
+        level: 'FATAL',
+        message:
+          'WORKER_DEPLOYMENT_NAME and WORKER_BUILD_ID must be set together (Worker Versioning) or both left unset; WORKER_BUILD_ID is set, WORKER_DEPLOYMENT_NAME is not',
+      },
+    ]);
   });
 
   it('says which Temporal address it cannot reach, without transport internals or the token', () => {
