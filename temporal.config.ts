@@ -34,7 +34,7 @@ export { Secret } from './worker/config/secret.js';
 export type { Config, FeedConfig, LogLevel, TemporalConfig, TokenConfig } from './worker/config/types.js';
 export { parseDuration, parseParallelParts, parseSize } from './worker/config/units.js';
 
-export interface LoadConfigOptions {
+interface LoadConfigOptions {
   /** Read and require the service URL and token (the worker); the CLI does without. */
   needsService?: boolean;
 }

@@ -17,7 +17,7 @@ import type { CallOptions } from './service/types.js';
 import { ServiceCalls, type ServiceCallsDeps } from './service-calls.js';
 
 /** What this activity needs of the service client. */
-export interface MappingService {
+interface MappingService {
   getFieldMappings(sourceId: string, objectType: MappingObjectType, options?: CallOptions): Promise<FieldMapping[]>;
   putFieldMappings(
     sourceId: string,
@@ -27,7 +27,7 @@ export interface MappingService {
   ): Promise<void>;
 }
 
-export interface ApplyFieldMappingsDeps extends ServiceCallsDeps {
+interface ApplyFieldMappingsDeps extends ServiceCallsDeps {
   service: MappingService;
   locks: MappingLocks;
 }
@@ -38,7 +38,7 @@ function mappingKey(m: FieldMapping): string {
 }
 
 /** The wanted mappings the service lacks, and the service's mappings nobody wanted. */
-export function mappingDifference(
+function mappingDifference(
   actual: FieldMapping[],
   wanted: FieldMapping[],
 ): { missing: FieldMapping[]; unexpected: FieldMapping[] } {

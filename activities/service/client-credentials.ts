@@ -21,9 +21,9 @@ import {
   Unauthorized,
 } from './errors.js';
 
-export type ClientCredentials = Omit<Extract<TokenConfig, { kind: 'client-credentials' }>, 'kind'>;
+type ClientCredentials = Omit<Extract<TokenConfig, { kind: 'client-credentials' }>, 'kind'>;
 
-export interface ClientCredentialsOptions {
+interface ClientCredentialsOptions {
   now?: () => number;
   requestTimeoutMs?: number;
   dispatcher?: Dispatcher;

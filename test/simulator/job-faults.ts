@@ -18,15 +18,15 @@
 import type { ServiceEndpoint } from '../../workflows/contracts/endpoints.js';
 import { FaultQueue } from './faults.js';
 
-export type LateCommitAnswer = { status: number } | 'timeout' | 'reset';
+type LateCommitAnswer = { status: number } | 'timeout' | 'reset';
 
-export interface LateCommit {
+interface LateCommit {
   afterMs: number;
   answer: LateCommitAnswer;
 }
 
 /** Every optional field of a job, and the list's totalCount: all the reference allows a service to leave out. */
-export const OPTIONAL_JOB_FIELDS = [
+const OPTIONAL_JOB_FIELDS = [
   'dataImportName',
   'entityType',
   'createdAt',

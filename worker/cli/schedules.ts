@@ -26,7 +26,7 @@ export function scheduleIdForFeed(feedId: string): string {
   return `${NIGHTLY_ID_PREFIX}${feedId}`;
 }
 
-export interface DesiredSchedule {
+interface DesiredSchedule {
   scheduleId: string;
   feedId: string;
   /** A human summary for plans and listings, e.g. "02:00 Europe/Berlin". */
@@ -49,12 +49,12 @@ export interface ScheduleHandleApi {
   trigger(overlap?: ScheduleOverlapPolicy): Promise<void>;
 }
 
-export interface ExistingSchedule {
+interface ExistingSchedule {
   scheduleId: string;
   definitionHash?: string;
 }
 
-export interface SchedulePlan {
+interface SchedulePlan {
   create: DesiredSchedule[];
   update: DesiredSchedule[];
   unchanged: DesiredSchedule[];
@@ -155,7 +155,7 @@ export const DEFAULT_APPLY_CONCURRENCY = 10;
 type Limit = ReturnType<typeof pLimit>;
 
 /** Our schedules as they are on the server, with the definition hash each was last applied with. */
-export async function readExistingSchedules(api: ScheduleApi, limit: Limit): Promise<ExistingSchedule[]> {
+async function readExistingSchedules(api: ScheduleApi, limit: Limit): Promise<ExistingSchedule[]> {
   const ids: string[] = [];
   for await (const summary of api.list()) {
     if (summary.scheduleId.startsWith(NIGHTLY_ID_PREFIX)) ids.push(summary.scheduleId);
@@ -170,7 +170,7 @@ export async function readExistingSchedules(api: ScheduleApi, limit: Limit): Pro
   );
 }
 
-export async function executePlan(api: ScheduleApi, plan: SchedulePlan, limit: Limit): Promise<void> {
+async function executePlan(api: ScheduleApi, plan: SchedulePlan, limit: Limit): Promise<void> {
   await Promise.all([
     ...plan.create.map((want) => limit(() => api.create(want.options))),
     ...plan.update.map((want) =>
@@ -188,7 +188,7 @@ export async function executePlan(api: ScheduleApi, plan: SchedulePlan, limit: L
   ]);
 }
 
-export interface ApplyOptions {
+interface ApplyOptions {
   prune: boolean;
   dryRun: boolean;
   /** Schedule calls in flight at once; default DEFAULT_APPLY_CONCURRENCY. */

@@ -9,9 +9,9 @@ import cliProgress from 'cli-progress';
 import type { ImportFileResult } from '../../workflows/contracts/import-workflow.js';
 import { formatBytes, queryProgress, RateMeter, uploadProgressOf, waitingNote } from './import-progress.js';
 
-export type ImportOutcome = { ok: true; result: ImportFileResult } | { ok: false; reason: string };
+type ImportOutcome = { ok: true; result: ImportFileResult } | { ok: false; reason: string };
 
-export interface WatchOptions {
+interface WatchOptions {
   pollMs?: number;
   /** Where the bar and progress lines go. */
   out?: NodeJS.WriteStream;

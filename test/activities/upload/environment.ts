@@ -21,10 +21,10 @@ import { type ActivityRun, runActivity } from '../../support/activities.js';
 
 export const BUCKET = 'imports';
 /** The tenant the world's budget gate holds: uploads must name it (or none). */
-export const WORLD_TENANT = 'acme';
+const WORLD_TENANT = 'acme';
 
 /** An S3Source that keeps every read asked of it and every stream it opened (was it destroyed?). */
-export class RecordingS3Source extends S3Source {
+class RecordingS3Source extends S3Source {
   readonly opened: Readable[] = [];
   readonly reads: { key: string; start?: number; end?: number }[] = [];
 
@@ -68,7 +68,7 @@ export interface UploadWorld {
   close(): Promise<void>;
 }
 
-export interface WorldOptions {
+interface WorldOptions {
   /** The service client's own idle limit (the activity's watchdog has its own). */
   clientIdleTimeoutMs?: number;
   /** How long the service client waits for the answer once the whole body is sent. */
@@ -119,7 +119,7 @@ export function uploadDeps(world: UploadWorld, overrides: Partial<UploadDataDeps
   };
 }
 
-export type UploadAttempt = ActivityRun<UploadDataResult, UploadProgress>;
+type UploadAttempt = ActivityRun<UploadDataResult, UploadProgress>;
 
 /** Runs one attempt of uploadData, recording its heartbeats. */
 export function runUpload(deps: UploadDataDeps, input: UploadDataInput, info: Partial<Info> = {}): UploadAttempt {
