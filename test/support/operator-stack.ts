@@ -3,9 +3,10 @@
  * stack (test/support/full-stack.ts) with one bucket and fast, unjittered
  * completion polls, shared by in-process workers and worker processes.
  */
-import { createHash } from 'node:crypto';
 import type { SimulatorOptions } from '../simulator/server.js';
 import { type FullStack, startFullStack } from './full-stack.js';
+
+export { accountsCsv, sha256 } from './accounts-csv.js';
 
 export const STACK_BUCKET = 'operator-drops';
 
@@ -24,20 +25,4 @@ export function startOperatorStack(options: StackOptions = {}): Promise<Operator
     simulator: options.simulator,
     workerEnv: { IMPORT_POLL_SCHEDULE: '200ms', IMPORT_POLL_JITTER: '0', ...options.workerEnv },
   });
-}
-
-/** Account CSV bytes of about `bytes` bytes: a header row, then numbered rows (deterministic). */
-export function accountsCsv(bytes: number, header = 'Account Name,Account Domain'): Buffer {
-  const rows: string[] = [`${header}\n`];
-  let size = rows[0]!.length;
-  for (let i = 0; size < bytes; i++) {
-    const row = `Company ${i},company-${i}.example.com\n`;
-    rows.push(row);
-    size += row.length;
-  }
-  return Buffer.from(rows.join(''));
-}
-
-export function sha256(bytes: Uint8Array): string {
-  return createHash('sha256').update(bytes).digest('hex');
 }

@@ -3,7 +3,6 @@
  * loopback, the real S3 source and service client, the in-memory budget gate,
  * and activities run under MockActivityEnvironment (no Temporal server here).
  */
-import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Info } from '@temporalio/activity';
@@ -17,7 +16,10 @@ import { Secret } from '../../../temporal.config.js';
 import { type LocalS3, startLocalS3 } from '../../../worker/demo/local-s3.js';
 import type { UploadDataInput, UploadDataResult, UploadProgress } from '../../../workflows/contracts/activities.js';
 import { DEMO_TOKENS, type Simulator, startSimulator } from '../../simulator/server.js';
+import { accountsCsv } from '../../support/accounts-csv.js';
 import { type ActivityRun, runActivity } from '../../support/activities.js';
+
+export { sha256 } from '../../support/accounts-csv.js';
 
 export const BUCKET = 'imports';
 /** The tenant the world's budget gate holds: uploads must name it (or none). */
@@ -129,20 +131,9 @@ export function runUpload(deps: UploadDataDeps, input: UploadDataInput, info: Pa
   });
 }
 
-/** CSV-like bytes: a header row, then numbered rows up to `bytes` (deterministic, so hashes are stable). */
+/** CSV-like bytes, exactly `bytes` long: a header row, then numbered rows (deterministic, so hashes are stable). */
 export function csvBytes(bytes: number, header = 'Account Name,Account Domain'): Buffer {
-  const rows: string[] = [`${header}\n`];
-  let size = rows[0]!.length;
-  for (let i = 0; size < bytes; i++) {
-    const row = `Company ${i},company-${i}.example.com\n`;
-    rows.push(row);
-    size += row.length;
-  }
-  return Buffer.from(rows.join('')).subarray(0, bytes);
-}
-
-export function sha256(bytes: Uint8Array): string {
-  return createHash('sha256').update(bytes).digest('hex');
+  return accountsCsv(bytes, header).subarray(0, bytes);
 }
 
 export async function etagOf(world: UploadWorld, key: string): Promise<string> {
