@@ -47,7 +47,7 @@ export type {
 } from './worker/config/types.js';
 export { parseDuration, parseParallelParts, parseSize } from './worker/config/units.js';
 
-export interface LoadConfigOptions {
+interface LoadConfigOptions {
   /** Read and require the service URL and token (the worker); the CLI does without. */
   needsService?: boolean;
 }

@@ -27,7 +27,7 @@ export interface MappingService {
   ): Promise<void>;
 }
 
-export interface ApplyFieldMappingsDeps extends ServiceCallsDeps {
+interface ApplyFieldMappingsDeps extends ServiceCallsDeps {
   service: MappingService;
   locks: MappingLocks;
 }

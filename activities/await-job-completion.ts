@@ -22,7 +22,7 @@ import type { CallOptions, ImportJob } from './service/types.js';
 import { ServiceCalls, type ServiceCallsDeps } from './service-calls.js';
 
 /** What this activity needs of the service client. */
-export interface JobStatusService {
+interface JobStatusService {
   getJob(jobId: string, options?: CallOptions): Promise<ImportJob>;
 }
 

@@ -42,7 +42,7 @@ import type {
 import { ServiceCalls, type ServiceCallsDeps } from './service-calls.js';
 
 /** What this activity needs of the service client. */
-export interface JobCreationService {
+interface JobCreationService {
   listJobs(query: ListJobsQuery, options?: CallOptions): Promise<ImportJobList>;
   createJob(body: CreateImportJobBody, options?: CallOptions): Promise<ImportJob>;
   getJob(jobId: string, options?: CallOptions): Promise<ImportJob>;

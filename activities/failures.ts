@@ -13,7 +13,7 @@ import {
 import { RateLimited, ServiceError, Unauthorized, UnusableResponse } from './service/errors.js';
 
 /** An unusable answer may be a passing glitch of the service; after this many attempts it is a failure. */
-export const UNUSABLE_RESPONSE_ATTEMPTS = 3;
+const UNUSABLE_RESPONSE_ATTEMPTS = 3;
 
 export function failure(type: FailureType, message: string, details?: unknown): ApplicationFailure {
   return ApplicationFailure.create({

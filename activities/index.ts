@@ -21,7 +21,7 @@ import type { ServiceClient } from './service/client.js';
 import { ServiceCalls } from './service-calls.js';
 import { makeUploadData } from './upload-data.js';
 
-export interface ActivitySettings {
+interface ActivitySettings {
   maxFileBytes: number;
   poll: { scheduleMs: readonly number[]; jitterRatio: number };
   uploadIdleTimeoutMs: number;

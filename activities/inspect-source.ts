@@ -21,7 +21,7 @@ import type { ActivityFields } from './service/types.js';
 import { ServiceCalls, type ServiceCallsDeps } from './service-calls.js';
 
 /** What preflight needs of the service client: the reference reads. */
-export interface ReferenceService {
+interface ReferenceService {
   listSources(entityType: EntityType): Promise<string[]>;
   getActivityFields(activityTypeId: number): Promise<ActivityFields>;
 }

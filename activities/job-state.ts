@@ -7,7 +7,7 @@
  */
 import { failure } from './failures.js';
 
-export type KnownJobState = 'new' | 'processing' | 'completed' | 'failed';
+type KnownJobState = 'new' | 'processing' | 'completed' | 'failed';
 
 const KNOWN: readonly KnownJobState[] = ['new', 'processing', 'completed', 'failed'];
 

@@ -10,7 +10,7 @@ import { SourceObjectMissing } from './s3/errors.js';
 import type { S3Source } from './s3/source.js';
 
 /** What this activity needs from the S3 source. */
-export type ObjectLister = Pick<S3Source, 'listObjects'>;
+type ObjectLister = Pick<S3Source, 'listObjects'>;
 
 /** S3 allows at most 1,000 keys a page. */
 const MAX_KEYS_LIMIT = 1000;

@@ -5,7 +5,7 @@
  * imports spends a handful of metadata reads, not a thousand. Concurrent
  * readers of the same entry share one read; a failed read is not kept.
  */
-export const REFERENCE_TTL_MS = 15 * 60 * 1000;
+const REFERENCE_TTL_MS = 15 * 60 * 1000;
 
 interface Entry {
   value: Promise<unknown>;

@@ -35,7 +35,7 @@ import { ServiceCalls } from './service-calls.js';
 import { IdleWatchdog } from './upload/idle-watchdog.js';
 
 /** What this activity needs of the service client. */
-export interface UploadService {
+interface UploadService {
   getJob(jobId: string, options?: CallOptions): Promise<ImportJob>;
   submitData(jobId: string, body: Readable, options: SubmitDataOptions): Promise<ImportJob>;
 }

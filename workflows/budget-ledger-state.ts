@@ -41,7 +41,7 @@ const REQUEST_ID_PATTERN = /^\S{1,256}$/u;
  */
 export const DEFAULT_STOP_GRANTING_BEFORE_RESET_MS = 5 * 60_000;
 /** The first block after an unexpected daily-limit 429; each further one in the window doubles it. */
-export const FIRST_DAILY_LIMIT_BLOCK_MS = 15 * 60_000;
+const FIRST_DAILY_LIMIT_BLOCK_MS = 15 * 60_000;
 
 export function createState(settings: BudgetSettings, nowMs: number): LedgerState {
   return { windowStartMs: windowStartMs(nowMs, settings.resetMinuteUtc), used: {}, exhaustedUntil: {}, answered: {} };

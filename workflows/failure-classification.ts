@@ -12,7 +12,7 @@ import {
 } from './contracts/failure-types.js';
 
 /** The ApplicationFailure at the root of `err`, through activity and child-workflow wrappers. */
-export function applicationFailureOf(err: unknown): ApplicationFailure | undefined {
+function applicationFailureOf(err: unknown): ApplicationFailure | undefined {
   let current: unknown = err;
   for (let depth = 0; depth < 8 && current !== undefined; depth++) {
     if (current instanceof ApplicationFailure) return current;
@@ -62,7 +62,7 @@ export function budgetWaitOf(err: unknown, fallbackResetMs?: number): BudgetWait
   return { endpoint: 'unknown', resetsAt: new Date(fallbackResetMs).toISOString() };
 }
 
-export type FailureClass = 'budget-wait' | 'operator-fixable' | 'fatal';
+type FailureClass = 'budget-wait' | 'operator-fixable' | 'fatal';
 
 export function classifyFailure(err: unknown): FailureClass {
   const type = failureTypeOf(err);

@@ -66,9 +66,9 @@ export function importInputForObject(feedId: string, feed: NightlyFeed, object: 
  * recorded before polls were counted leave them out.
  */
 export const CALLS_PER_IMPORT = { createJob: 1, submitData: 1, jobStatus: 60 } as const;
-const CALLS_PER_IMPORT_WITHOUT_POLLS = { createJob: 1, submitData: 1 } as const;
+export const CALLS_PER_IMPORT_WITHOUT_POLLS = { createJob: 1, submitData: 1 } as const;
 
-export interface ImportAllowance {
+interface ImportAllowance {
   /** How many more child imports may start now; Infinity when the ledger tracks none of the endpoints. */
   allowed: number;
   /** When the tightest spent window reopens (ms since epoch); set when allowed is 0. */

@@ -26,13 +26,13 @@ export const SHORT_CALL_TIMEOUT_MS = 2 * 60 * 1000;
  * continues the search; a dead worker is noticed after the heartbeat timeout,
  * which is longer than the create's settle time.
  */
-export const CREATE_JOB_TIMEOUT_MS = 10 * 60 * 1000;
-export const CREATE_JOB_HEARTBEAT_MS = 2 * 60 * 1000;
+const CREATE_JOB_TIMEOUT_MS = 10 * 60 * 1000;
+const CREATE_JOB_HEARTBEAT_MS = 2 * 60 * 1000;
 /** A 5 GB upload at a pessimistic 1 MB/s takes under 1.5 h; 6 h leaves room for a slow link. */
-export const UPLOAD_TIMEOUT_MS = 6 * 60 * 60 * 1000;
-export const UPLOAD_HEARTBEAT_MS = 60 * 1000;
+const UPLOAD_TIMEOUT_MS = 6 * 60 * 60 * 1000;
+const UPLOAD_HEARTBEAT_MS = 60 * 1000;
 /** Poll delays are at most 72 s (60 s + jitter), and the activity heartbeats while it sleeps. */
-export const AWAIT_HEARTBEAT_MS = 2 * 60 * 1000;
+const AWAIT_HEARTBEAT_MS = 2 * 60 * 1000;
 /** Room after the job timeout for the last poll and the JobTimedOut report. */
 export const AWAIT_TIMEOUT_MARGIN_MS = 10 * 60 * 1000;
 

@@ -23,7 +23,7 @@ import type { BudgetedEndpoint } from '../../workflows/contracts/endpoints.js';
 import { dailyLimitUpdate, releaseUpdate, reserveUpdate, usageQuery } from '../../workflows/contracts/messages.js';
 import type { BudgetGate } from './gate.js';
 
-export interface TemporalBudgetGateOptions {
+interface TemporalBudgetGateOptions {
   client: Client;
   /** Where the ledger workflow runs (the worker's main task queue). */
   taskQueue: string;

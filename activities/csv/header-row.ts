@@ -5,10 +5,10 @@
  */
 import { parse } from 'csv-parse/sync';
 
-export const CANDIDATE_DELIMITERS = [',', ';', '\t', '|'] as const;
-export type Delimiter = (typeof CANDIDATE_DELIMITERS)[number];
+const CANDIDATE_DELIMITERS = [',', ';', '\t', '|'] as const;
+type Delimiter = (typeof CANDIDATE_DELIMITERS)[number];
 
-export interface HeaderRow {
+interface HeaderRow {
   labels: string[];
   delimiter: Delimiter;
 }

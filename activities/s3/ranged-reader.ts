@@ -29,9 +29,9 @@ export type ParallelParts = number | 'auto';
 export const AUTO_MAX_PARTS = 8;
 
 /** Bytes read from S3 ahead of the PUT, across all parts: what an upload's parts hold at most (HeldBytes). */
-export const HELD_BYTES_BUDGET = 16 * 1024 * 1024;
+const HELD_BYTES_BUDGET = 16 * 1024 * 1024;
 
-export interface RangedReadOptions {
+interface RangedReadOptions {
   etag: string;
   sizeBytes: number;
   partSizeBytes: number;

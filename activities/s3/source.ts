@@ -24,14 +24,14 @@ import {
   SourceObjectMissing,
 } from './errors.js';
 
-export interface ObjectHead {
+interface ObjectHead {
   sizeBytes: number;
   etag: string;
   versionId?: string;
   contentType?: string;
 }
 
-export interface PinnedRead {
+interface PinnedRead {
   etag: string;
   signal?: AbortSignal;
 }
@@ -43,14 +43,14 @@ export interface RangeRead extends PinnedRead {
   end?: number;
 }
 
-export interface HeaderSampleOptions extends PinnedRead {
+interface HeaderSampleOptions extends PinnedRead {
   /** The first ranged read's size. */
   firstBytes?: number;
   /** Give up (HeaderTooLong) when the header row is longer than this. */
   maxBytes?: number;
 }
 
-export interface ListObjectsInput {
+interface ListObjectsInput {
   bucket: string;
   prefix: string;
   continuationToken?: string;
@@ -58,14 +58,14 @@ export interface ListObjectsInput {
   signal?: AbortSignal;
 }
 
-export interface ListedObject {
+interface ListedObject {
   key: string;
   etag: string;
   sizeBytes: number;
   lastModified: string;
 }
 
-export interface ObjectListing {
+interface ObjectListing {
   objects: ListedObject[];
   nextContinuationToken?: string;
 }

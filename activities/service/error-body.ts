@@ -57,7 +57,7 @@ function fromXml(text: string): ErrorBodyFacts {
   return facts;
 }
 
-export function parseErrorBody(text: string, contentType = ''): ErrorBodyFacts {
+function parseErrorBody(text: string, contentType = ''): ErrorBodyFacts {
   const trimmed = text.trim();
   if (trimmed === '') return {};
   if (trimmed.startsWith('{')) {

@@ -139,7 +139,7 @@ export class BadRequest extends ServiceError {
  * other 429 (the concurrency codes, a bare code, a gateway's plain text) is a
  * short refusal, retried after its Retry-After or with backoff.
  */
-export const DAILY_LIMIT_ERROR_CODE = '429-101';
+const DAILY_LIMIT_ERROR_CODE = '429-101';
 
 export class RateLimited extends ServiceError {
   override readonly name = 'ServiceRateLimitedError';

@@ -9,7 +9,7 @@
  * mixed within one secret, so that what a JSON or XML parser decodes later is
  * already free of it.
  */
-export const REDACTED = '[redacted]';
+const REDACTED = '[redacted]';
 
 /** Shorter secrets are not searched for in base64: their encoded core would be too short to be theirs alone. */
 const MIN_BASE64_SECRET_CHARS = 8;

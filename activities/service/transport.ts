@@ -19,7 +19,7 @@ import { parseRetryAfter, parseSuccess, statusError, transportError } from './re
 import type { ResponseEvent } from './types.js';
 import type { UploadBody } from './upload-body.js';
 
-export interface TransportOptions {
+interface TransportOptions {
   baseUrl: string;
   tokens: TokenSource;
   /** Whole-request limit of every call but the upload. */
@@ -32,7 +32,7 @@ export interface TransportOptions {
 }
 
 /** One call, as an endpoint method describes it; its method comes from the endpoint table. */
-export interface ServiceRequest<T> {
+interface ServiceRequest<T> {
   endpoint: ServiceEndpoint;
   /** The endpoint's path with its parameters filled in (endpointPath). */
   path: string;

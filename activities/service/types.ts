@@ -53,7 +53,7 @@ export interface ActivityType {
   activitySource?: string;
 }
 
-export interface ActivityField {
+interface ActivityField {
   fieldName: string;
   fieldDataType: string;
   defaultField?: boolean;

@@ -30,7 +30,7 @@ export function answerGraceMs(ceilingMs: number, lastAnswerMs: number | undefine
   return Math.min(ceilingMs, Math.max(MIN_ANSWER_GRACE_MS, Math.ceil(ANSWER_GRACE_MULTIPLE * lastAnswerMs)));
 }
 
-export interface UploadBodyOptions {
+interface UploadBodyOptions {
   contentLength: number;
   /** The upload fails when no byte has moved for this long. */
   idleMs: number;

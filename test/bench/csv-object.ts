@@ -33,7 +33,7 @@ async function* csvBlocks(sizeBytes: number, onBlock: (block: Buffer) => void): 
   }
 }
 
-export interface StoredObject {
+interface StoredObject {
   etag: string;
   sha256: string;
 }

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const TSX = `${REPO_ROOT}node_modules/.bin/tsx`;
 
-export interface RunningSimulator {
+interface RunningSimulator {
   url: string;
   stop(): Promise<void>;
 }
@@ -81,7 +81,7 @@ export interface CurlRun {
   cpuSeconds: number;
 }
 
-export interface CurlTarget {
+interface CurlTarget {
   /** Where the bytes come from: an S3 URL, or this many zero bytes from memory (the PUT's link alone). */
   getUrl: string | { zeroBytes: number };
   /** Without it, the GET alone into /dev/null. */

@@ -19,7 +19,7 @@ const MiB = 1024 * 1024;
 /** The budget gate is bound to one tenant, as a worker's is; every bench upload names it. */
 const BENCH_TENANT = 'bench';
 
-export interface BenchUploader {
+interface BenchUploader {
   /** Uploads `object` into job `jobId`, as one activity run. */
   upload(object: BenchObject, jobId: string): Promise<UploadDataResult>;
   close(): Promise<void>;

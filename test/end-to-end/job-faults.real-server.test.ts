@@ -14,7 +14,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure, TimeoutFailure } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode, Worker } from '@temporalio/worker';
+import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InMemoryBudgetGate, SPEC_BUDGET_SETTINGS } from '../../activities/budget/in-memory-gate.js';
 import { createActivities } from '../../activities/index.js';
@@ -29,6 +29,7 @@ import type { ImportFileInput } from '../../workflows/contracts/import-input.js'
 import type { importFile } from '../../workflows/import-file.js';
 import { DEMO_TOKENS, type Simulator, startSimulator } from '../simulator/server.js';
 import { createEnvironment } from '../support/temporal-server.js';
+import { bundleWorkflows } from '../support/workflow-bundle.js';
 
 const BUCKET = 'job-faults';
 const KEY = 'accounts.csv';
@@ -68,9 +69,7 @@ describe('job faults through a whole import on a real server', () => {
       body: JSON.stringify({ dataImportName: 'an old job', entityType: 'Account' }),
     });
     simClockOffsetMs = 0;
-    ({ code } = await bundleWorkflowCode({
-      workflowsPath: path.resolve(import.meta.dirname, '../../workflows/index.ts'),
-    }));
+    code = await bundleWorkflows();
   }, 180_000);
 
   afterAll(async () => {

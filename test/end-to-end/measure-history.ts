@@ -1,7 +1,8 @@
 /**
  * `npm run measure:history`: measures, on the Temporal dev server with the
- * whole product (runWorker with real activities, the budget ledger, s3rver and
- * the service simulator, as real-server-e2e.test.ts runs it):
+ * whole product (test/support/full-stack.ts: runWorker with real activities,
+ * the budget ledger, s3rver and the service simulator, as
+ * real-server-e2e.test.ts runs it):
  * - the history length (events) of a happy-path import with and without
  *   field mappings, and with one budget wait (createJob refused once: the
  *   import waits for the window, which takes one to two minutes here);
@@ -11,16 +12,11 @@
  * It prints a table and asserts nothing: figures for the notes, not a test.
  */
 import { randomUUID } from 'node:crypto';
-import { PutObjectCommand } from '@aws-sdk/client-s3';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { TemporalBudgetGate } from '../../activities/budget/temporal-gate.js';
 import { loadConfig } from '../../temporal.config.js';
-import { type LocalS3, S3RVER_CREDENTIALS, startLocalS3 } from '../../worker/demo/local-s3.js';
-import { runWorker } from '../../worker/process/run-worker.js';
 import type { ImportFileInput } from '../../workflows/contracts/import-input.js';
 import type { ImportFileResult, importFile } from '../../workflows/import-file.js';
-import { DEMO_TOKENS, type Simulator, startSimulator } from '../simulator/server.js';
-import { createEnvironment } from '../support/temporal-server.js';
+import { startFullStack } from '../support/full-stack.js';
 
 const BUCKET = 'crm-exports';
 const KEY = 'accounts.csv';
@@ -57,41 +53,17 @@ const input = (name: string, withMappings: boolean): ImportFileInput => ({
 });
 
 async function main(): Promise<void> {
-  const env: TestWorkflowEnvironment = await createEnvironment();
-  const s3: LocalS3 = await startLocalS3({ buckets: [BUCKET] });
-  const sim: Simulator = await startSimulator({ processingMs: 300 });
-  const stopWorker = new AbortController();
-  let worker: Promise<void> | undefined;
+  const stack = await startFullStack({
+    bucket: BUCKET,
+    name: 'measure',
+    simulator: { processingMs: 300 },
+    workerEnv: { IMPORT_TENANT: TENANT, IMPORT_POLL_SCHEDULE: '200ms,500ms', LOG_LEVEL: 'WARN' },
+  });
+  const { env, sim, taskQueue } = stack;
   try {
-    await s3.client.send(new PutObjectCommand({ Bucket: BUCKET, Key: KEY, Body: accountsCsv(30_000) }));
-    process.env.AWS_ACCESS_KEY_ID = S3RVER_CREDENTIALS.accessKeyId;
-    process.env.AWS_SECRET_ACCESS_KEY = S3RVER_CREDENTIALS.secretAccessKey;
-    const taskQueue = `measure-${randomUUID()}`;
-    const config = loadConfig(
-      {
-        COMPANY_DATA_BASE_URL: sim.baseUrl,
-        COMPANY_DATA_TOKEN: DEMO_TOKENS.importer,
-        S3_ENDPOINT: s3.endpoint,
-        IMPORT_TASK_QUEUE: taskQueue,
-        IMPORT_TENANT: TENANT,
-        IMPORT_POLL_SCHEDULE: '200ms,500ms',
-        WORKER_METRICS_PORT: '0',
-        LOG_LEVEL: 'WARN',
-      },
-      { needsService: true },
-    );
-    let ready!: () => void;
-    const polling = new Promise<void>((resolve) => {
-      ready = resolve;
-    });
-    worker = runWorker({
-      config: { ...config, temporal: { ...config.temporal, namespace: env.namespace ?? 'default' } },
-      connection: env.nativeConnection,
-      client: env.client,
-      signal: stopWorker.signal,
-      onReady: ready,
-    });
-    await polling;
+    await stack.putObject(KEY, accountsCsv(30_000));
+    const config = loadConfig(stack.workerEnv(), { needsService: true });
+    await stack.startWorker();
 
     const measure = async (run: string, importInput: ImportFileInput): Promise<Measurement> => {
       const startedAt = Date.now();
@@ -118,11 +90,7 @@ async function main(): Promise<void> {
     rows.push(await measure('with mappings, one budget wait', input('budget wait', true)));
     print(rows);
   } finally {
-    stopWorker.abort();
-    await worker;
-    await sim.close();
-    await s3.close();
-    await env.teardown();
+    await stack.close();
   }
 }
 

@@ -8,67 +8,37 @@
  * write their histories as replay fixtures (test/workflows/recorded-histories.ts).
  */
 import { randomUUID } from 'node:crypto';
-import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../temporal.config.js';
-import { type LocalS3, S3RVER_CREDENTIALS, startLocalS3 } from '../../worker/demo/local-s3.js';
-import { runWorker } from '../../worker/process/run-worker.js';
 import type { NightlyImportInput } from '../../workflows/contracts/nightly.js';
 import type { nightlyImport } from '../../workflows/nightly-import.js';
-import { DEMO_TOKENS, type Simulator, startSimulator } from '../simulator/server.js';
-import { createEnvironment } from '../support/temporal-server.js';
+import type { Simulator } from '../simulator/server.js';
+import { type FullStack, startFullStack } from '../support/full-stack.js';
 import { recordHistory } from '../workflows/recorded-histories.js';
 
 const BUCKET = 'crm-drops';
 const TENANT = 'nightly';
 
 describe('two nights of a feed on the dev server, the whole product', () => {
+  let stack: FullStack;
   let env: TestWorkflowEnvironment;
-  let s3: LocalS3;
   let sim: Simulator;
-  let stopWorker: AbortController;
-  let worker: Promise<void>;
   let taskQueue: string;
 
   beforeAll(async () => {
-    env = await createEnvironment();
-    s3 = await startLocalS3({ buckets: [BUCKET] });
-    sim = await startSimulator({ processingMs: 100 });
-    process.env.AWS_ACCESS_KEY_ID = S3RVER_CREDENTIALS.accessKeyId;
-    process.env.AWS_SECRET_ACCESS_KEY = S3RVER_CREDENTIALS.secretAccessKey;
-    taskQueue = `nightly-${randomUUID()}`;
-    const config = loadConfig(
-      {
-        COMPANY_DATA_BASE_URL: sim.baseUrl,
-        COMPANY_DATA_TOKEN: DEMO_TOKENS.importer,
-        S3_ENDPOINT: s3.endpoint,
-        IMPORT_TASK_QUEUE: taskQueue,
-        IMPORT_TENANT: TENANT,
-        IMPORT_POLL_SCHEDULE: '100ms,200ms',
-        WORKER_METRICS_PORT: '0',
-      },
-      { needsService: true },
-    );
-    stopWorker = new AbortController();
-    worker = runWorker({
-      config: { ...config, temporal: { ...config.temporal, namespace: env.namespace ?? 'default' } },
-      connection: env.nativeConnection,
-      client: env.client,
-      signal: stopWorker.signal,
+    stack = await startFullStack({
+      bucket: BUCKET,
+      name: 'nightly',
+      simulator: { processingMs: 100 },
+      workerEnv: { IMPORT_TENANT: TENANT, IMPORT_POLL_SCHEDULE: '100ms,200ms' },
     });
+    ({ env, sim, taskQueue } = stack);
+    await stack.startWorker();
   }, 180_000);
 
-  afterAll(async () => {
-    stopWorker?.abort();
-    await worker;
-    await sim?.close();
-    await s3?.close();
-    await env?.teardown();
-  });
+  afterAll(() => stack?.close());
 
-  const put = (key: string, body: string) =>
-    s3.client.send(new PutObjectCommand({ Bucket: BUCKET, Key: `accounts/${key}`, Body: body }));
+  const put = (key: string, body: string) => stack.putObject(`accounts/${key}`, body);
   const feedInput: NightlyImportInput = {
     feedId: 'accounts',
     feed: {

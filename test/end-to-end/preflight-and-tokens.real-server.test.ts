@@ -6,19 +6,15 @@
  * workflow's history; a token that expires early is replaced mid-import.
  */
 import { randomUUID } from 'node:crypto';
-import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../temporal.config.js';
-import { type LocalS3, S3RVER_CREDENTIALS, startLocalS3 } from '../../worker/demo/local-s3.js';
-import { runWorker } from '../../worker/process/run-worker.js';
 import type { ImportFileInput } from '../../workflows/contracts/import-input.js';
 import type { importFile } from '../../workflows/import-file.js';
 import { TOKEN_ECHOES, tokenEchoSpellings } from '../simulator/auth.js';
-import { DEMO_CLIENT, type Simulator, startSimulator } from '../simulator/server.js';
-import { createEnvironment } from '../support/temporal-server.js';
+import { DEMO_CLIENT, type Simulator } from '../simulator/server.js';
+import { type FullStack, startFullStack } from '../support/full-stack.js';
 
 const BUCKET = 'crm-exports';
 const TENANT = `preflight-${process.pid}`;
@@ -33,53 +29,32 @@ function historyText(history: unknown): string {
 }
 
 describe('preflight and tokens on a real Temporal server', () => {
+  let stack: FullStack;
   let env: TestWorkflowEnvironment;
-  let s3: LocalS3;
   let sim: Simulator;
-  let stopWorker: AbortController;
-  let worker: Promise<void>;
   let taskQueue: string;
 
   beforeAll(async () => {
-    env = await createEnvironment();
-    s3 = await startLocalS3({ buckets: [BUCKET] });
-    sim = await startSimulator({ processingMs: 200 });
-    const put = (key: string, body: string) =>
-      s3.client.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: Buffer.from(body) }));
-    await put('accounts.csv', 'Account Name,Account Domain\nAcme,acme.example\nGlobex,globex.example\n');
-    await put('no-domain.csv', 'Account Name,Domain\nAcme,acme.example\n');
-    process.env.AWS_ACCESS_KEY_ID = S3RVER_CREDENTIALS.accessKeyId;
-    process.env.AWS_SECRET_ACCESS_KEY = S3RVER_CREDENTIALS.secretAccessKey;
-    taskQueue = `preflight-${randomUUID()}`;
-    const config = loadConfig(
-      {
-        COMPANY_DATA_BASE_URL: sim.baseUrl,
+    stack = await startFullStack({
+      bucket: BUCKET,
+      name: 'preflight',
+      simulator: { processingMs: 200 },
+      workerEnv: {
+        // The built-in client-credentials token source instead of a fixed token.
+        COMPANY_DATA_TOKEN: undefined,
         COMPANY_DATA_CLIENT_ID: DEMO_CLIENT.id,
         COMPANY_DATA_CLIENT_SECRET: DEMO_CLIENT.secret,
-        S3_ENDPOINT: s3.endpoint,
-        IMPORT_TASK_QUEUE: taskQueue,
         IMPORT_POLL_SCHEDULE: '200ms,500ms',
-        WORKER_METRICS_PORT: '0',
         IMPORT_TENANT: TENANT,
       },
-      { needsService: true },
-    );
-    stopWorker = new AbortController();
-    worker = runWorker({
-      config: { ...config, temporal: { ...config.temporal, namespace: env.namespace ?? 'default' } },
-      connection: env.nativeConnection,
-      client: env.client,
-      signal: stopWorker.signal,
     });
+    ({ env, sim, taskQueue } = stack);
+    await stack.putObject('accounts.csv', 'Account Name,Account Domain\nAcme,acme.example\nGlobex,globex.example\n');
+    await stack.putObject('no-domain.csv', 'Account Name,Domain\nAcme,acme.example\n');
+    await stack.startWorker();
   }, 180_000);
 
-  afterAll(async () => {
-    stopWorker?.abort();
-    await worker;
-    await sim?.close();
-    await s3?.close();
-    await env?.teardown();
-  });
+  afterAll(() => stack?.close());
 
   const input = (key: string, name: string): ImportFileInput => ({
     source: { bucket: BUCKET, key },

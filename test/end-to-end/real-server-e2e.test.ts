@@ -6,23 +6,19 @@
  * timers and Reset. Skipped where no server can be had (see test/support).
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SPEC_BUDGET_SETTINGS } from '../../activities/budget/in-memory-gate.js';
 import { TemporalBudgetGate } from '../../activities/budget/temporal-gate.js';
-import { loadConfig } from '../../temporal.config.js';
-import { type LocalS3, S3RVER_CREDENTIALS, startLocalS3 } from '../../worker/demo/local-s3.js';
-import { runWorker } from '../../worker/process/run-worker.js';
 import { ledgerWorkflowId } from '../../workflows/contracts/budget.js';
 import type { ImportFileInput } from '../../workflows/contracts/import-input.js';
 import { usageQuery } from '../../workflows/contracts/messages.js';
 import type { importFile } from '../../workflows/import-file.js';
 import type { nightlyImport } from '../../workflows/nightly-import.js';
-import { DEMO_TOKENS, type Simulator, startSimulator } from '../simulator/server.js';
-import { createEnvironment } from '../support/temporal-server.js';
+import type { Simulator } from '../simulator/server.js';
+import { type FullStack, startFullStack } from '../support/full-stack.js';
 
 const BUCKET = 'crm-exports';
 const TENANT = `e2e-${process.pid}`;
@@ -35,51 +31,25 @@ function accountsCsv(rows: number): Buffer {
 }
 
 describe('the worker on a real Temporal server', () => {
+  let stack: FullStack;
   let env: TestWorkflowEnvironment;
-  let s3: LocalS3;
   let sim: Simulator;
-  let stopWorker: AbortController;
-  let worker: Promise<void>;
   let taskQueue: string;
   const file = accountsCsv(30_000);
 
   beforeAll(async () => {
-    env = await createEnvironment();
-    s3 = await startLocalS3({ buckets: [BUCKET] });
-    sim = await startSimulator({ processingMs: 300 });
-    await s3.client.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'accounts.csv', Body: file }));
-    // The worker reads S3 credentials from the AWS default chain, as in production.
-    process.env.AWS_ACCESS_KEY_ID = S3RVER_CREDENTIALS.accessKeyId;
-    process.env.AWS_SECRET_ACCESS_KEY = S3RVER_CREDENTIALS.secretAccessKey;
-    taskQueue = `e2e-${randomUUID()}`;
-    const config = loadConfig(
-      {
-        COMPANY_DATA_BASE_URL: sim.baseUrl,
-        COMPANY_DATA_TOKEN: DEMO_TOKENS.importer,
-        S3_ENDPOINT: s3.endpoint,
-        IMPORT_TASK_QUEUE: taskQueue,
-        IMPORT_TENANT: TENANT,
-        IMPORT_POLL_SCHEDULE: '200ms,500ms',
-        WORKER_METRICS_PORT: '0',
-      },
-      { needsService: true },
-    );
-    stopWorker = new AbortController();
-    worker = runWorker({
-      config: { ...config, temporal: { ...config.temporal, namespace: env.namespace ?? 'default' } },
-      connection: env.nativeConnection,
-      client: env.client,
-      signal: stopWorker.signal,
+    stack = await startFullStack({
+      bucket: BUCKET,
+      name: 'e2e',
+      simulator: { processingMs: 300 },
+      workerEnv: { IMPORT_TENANT: TENANT, IMPORT_POLL_SCHEDULE: '200ms,500ms' },
     });
+    ({ env, sim, taskQueue } = stack);
+    await stack.putObject('accounts.csv', file);
+    await stack.startWorker();
   }, 180_000);
 
-  afterAll(async () => {
-    stopWorker?.abort();
-    await worker;
-    await sim?.close();
-    await s3?.close();
-    await env?.teardown();
-  });
+  afterAll(() => stack?.close());
 
   const input = (name: string): ImportFileInput => ({
     source: { bucket: BUCKET, key: 'accounts.csv' },

@@ -19,7 +19,7 @@ export type TokenEcho = (typeof TOKEN_ECHOES)[number];
 
 export const IMPORT_PERMISSION = 'Import Data';
 
-export interface TokenGrant {
+interface TokenGrant {
   permissions: string[];
   expired?: boolean;
   /** Issued tokens expire at this instant (simulator clock). */
@@ -29,7 +29,7 @@ export interface TokenGrant {
 export type TokenTable = Record<string, TokenGrant>;
 
 /** A client the exchange knows: its secret and the permissions of the tokens it gets. */
-export interface ClientGrant {
+interface ClientGrant {
   secret: string;
   permissions: string[];
 }

@@ -41,7 +41,7 @@ export class HeaderCapture {
 }
 
 /** Parses one CSV record (UTF-8, optional BOM, quotes) into its labels. */
-export function parseHeaderLine(bytes: Buffer): string[] | undefined {
+function parseHeaderLine(bytes: Buffer): string[] | undefined {
   try {
     const records = parse(bytes, { bom: true, to: 1, relax_column_count: true, trim: true }) as string[][];
     const first = records[0];

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { ServiceEndpoint } from '../../workflows/contracts/endpoints.js';
 import { json, type Reply } from './http-io.js';
 
-export function diagnosticCode(): string {
+function diagnosticCode(): string {
   return `sim-${randomUUID()}`;
 }
 

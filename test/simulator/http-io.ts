@@ -54,7 +54,7 @@ export function send(res: ServerResponse, reply: Reply): void {
 const BIGINT_MARK = '\u0000int64:';
 
 /** JSON.stringify that writes a bigint as a bare JSON number, digit for digit (as the service writes int64 ids). */
-export function jsonText(body: unknown): string {
+function jsonText(body: unknown): string {
   const text = JSON.stringify(body, (_key, value) =>
     typeof value === 'bigint' ? `${BIGINT_MARK}${value.toString()}` : value,
   );

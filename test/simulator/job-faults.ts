@@ -26,7 +26,7 @@ export interface LateCommit {
 }
 
 /** Every optional field of a job, and the list's totalCount: all the reference allows a service to leave out. */
-export const OPTIONAL_JOB_FIELDS = [
+const OPTIONAL_JOB_FIELDS = [
   'dataImportName',
   'entityType',
   'createdAt',

@@ -8,14 +8,14 @@ import type { JobRecord, ServiceRecord } from './types.js';
 /** Field-mapping object type for an import entity type; only these are checked against a header. */
 const OBJECT_TYPE_OF_ENTITY: Record<string, string> = { Account: 'account', Person: 'person' };
 
-export interface NewJob {
+interface NewJob {
   dataImportName: string;
   entityType: string;
   source: string;
   activityTypeId?: number;
 }
 
-export interface AcceptedUpload {
+interface AcceptedUpload {
   bytes: number;
   sha256: string;
   header: string[] | undefined;
@@ -25,7 +25,7 @@ export interface AcceptedUpload {
 /** The first id the bigIds fault hands out: 2^53 + 1, the smallest integer a double cannot hold. */
 const FIRST_BIG_ID = 2n ** 53n + 1n;
 
-export interface CreateOptions {
+interface CreateOptions {
   /** Give the job an id above 2^53. */
   bigId?: boolean;
   /** Show the job in lists only this long after its creation. */

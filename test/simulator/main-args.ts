@@ -8,7 +8,7 @@ export const USAGE = `Usage: npm run simulator -- [--port N] [--host ADDR] [--pr
   --reset-utc      daily request-counter reset, UTC time of day HH:MM (default 00:00)
   --help           print this help`;
 
-export interface MainArgs {
+interface MainArgs {
   help: boolean;
   port: number;
   host: string;

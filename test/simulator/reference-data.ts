@@ -3,14 +3,14 @@
  * shapes the production reference documents (service-facts.md), and the
  * header labels each entity type's file needs.
  */
-export interface ActivityType {
+interface ActivityType {
   id: number;
   name: string;
   description: string;
   activitySource: string;
 }
 
-export interface ActivityField {
+interface ActivityField {
   fieldName: string;
   fieldDataType: string;
   defaultField: boolean;
@@ -45,7 +45,7 @@ export function activityFields(id: number): { activityType: object; fields: Acti
 }
 
 /** Display names a file of each entity type needs (service-facts.md); Activity's come from its type's fields. */
-export const REQUIRED_LABELS: Record<string, string[]> = {
+const REQUIRED_LABELS: Record<string, string[]> = {
   Account: ['Account Name', 'Account Domain'],
   Person: ['First Name', 'Last Name', 'Email', 'External Person Id'],
   Opportunity: ['External Opportunity ID', 'Opportunity Name', 'Account Name', 'Account Domain'],

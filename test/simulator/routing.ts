@@ -6,7 +6,7 @@
  */
 import { SERVICE_ENDPOINTS, type ServiceEndpoint } from '../../workflows/contracts/endpoints.js';
 
-export interface RouteMatch {
+interface RouteMatch {
   endpoint: ServiceEndpoint;
   params: string[];
 }

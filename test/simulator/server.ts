@@ -43,7 +43,7 @@ export const DEMO_TOKENS = {
 /** The client the demo and tests exchange credentials as (POST /auth/v1/token). */
 export const DEMO_CLIENT = { id: 'sim-client', secret: 'sim-client-secret/5e+cr=t' } as const;
 
-export const DEFAULT_CLIENTS: ClientTable = {
+const DEFAULT_CLIENTS: ClientTable = {
   [DEMO_CLIENT.id]: { secret: DEMO_CLIENT.secret, permissions: [IMPORT_PERMISSION] },
 };
 

@@ -4,7 +4,7 @@ import { DEMO_TOKENS, type Simulator } from './server.js';
 
 export const IMPORTER = { authorization: `Bearer ${DEMO_TOKENS.importer}` };
 
-export interface Answer {
+interface Answer {
   status: number;
   body: unknown;
   text: string;

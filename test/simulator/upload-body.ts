@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { HeaderCapture } from './csv-header.js';
 
-export type UploadOutcome =
+type UploadOutcome =
   | { kind: 'complete'; bytes: number; sha256: string; header: string[] | undefined }
   /** More than maxUploadBytes declared or sent; the rest was read and discarded. */
   | { kind: 'tooLarge'; bytes: number }
@@ -20,7 +20,7 @@ export type UploadOutcome =
   /** An answerUploadEarly fault stopped reading: what arrived so far is taken as the file. */
   | { kind: 'early'; bytes: number; sha256: string; header: string[] | undefined };
 
-export interface UploadFaults {
+interface UploadFaults {
   resetAfterBytes?: number;
   stallAfterBytes?: number;
   answerEarlyAfterBytes?: number;

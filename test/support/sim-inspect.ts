@@ -3,7 +3,6 @@
  * the answer is the same whether the simulator runs in this process or not:
  * the jobs (with the sha256 of each accepted upload) and every request.
  */
-import type { BudgetedEndpoint } from '../../workflows/contracts/endpoints.js';
 import type { JobRecord, RequestRecord } from '../simulator/server.js';
 
 async function get<T>(baseUrl: string, path: string): Promise<T> {
@@ -14,7 +13,6 @@ async function get<T>(baseUrl: string, path: string): Promise<T> {
 
 export const simJobs = (baseUrl: string) => get<JobRecord[]>(baseUrl, 'jobs');
 export const simRequests = (baseUrl: string) => get<RequestRecord[]>(baseUrl, 'requests');
-export const simCounters = (baseUrl: string) => get<Record<BudgetedEndpoint, number>>(baseUrl, 'counters');
 
 /**
  * Every job whose name carries `marker` (a test puts the workflow id in the

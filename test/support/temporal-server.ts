@@ -35,6 +35,20 @@ export async function createEnvironment(): Promise<TestWorkflowEnvironment> {
 }
 
 /**
+ * A dev server of its own with server settings (dynamic config values, e.g.
+ * `limit.historyCount.suggestContinueAsNew`), so never the server
+ * TEMPORAL_ADDRESS names.
+ */
+export async function createDevServerWith(
+  dynamicConfig: Record<string, string | number>,
+): Promise<TestWorkflowEnvironment> {
+  const extraArgs = Object.entries(dynamicConfig).flatMap(([k, v]) => ['--dynamic-config-value', `${k}=${v}`]);
+  return explainFailure('Temporal dev server', () =>
+    TestWorkflowEnvironment.createLocal({ server: { executable: executableFor('dev-server'), extraArgs } }),
+  );
+}
+
+/**
  * The SDK's time-skipping test server: timers pass instantly while the test
  * waits on a result. Use it only where long waits must pass and the feature
  * is supported (it does not deduplicate Updates as a real server does).

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 
 /** Where Debian's package installs it; CHROMIUM_PATH overrides. test/ui/install-chromium.sh installs it. */
-export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 const HEADLESS_ROOT_FLAGS = [
   '--no-sandbox',
@@ -23,7 +23,7 @@ const HEADLESS_ROOT_FLAGS = [
 ];
 
 /** Git-ignored: screenshots of every step, kept after the run as the test's artifacts. */
-export const ARTIFACTS_DIR = path.resolve(import.meta.dirname, '../../test-artifacts/ui');
+const ARTIFACTS_DIR = path.resolve(import.meta.dirname, '../../test-artifacts/ui');
 
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: HEADLESS_ROOT_FLAGS });

@@ -1,23 +1,18 @@
 /**
- * The whole product for the browser tests, as an operator meets it: a Temporal
- * dev server with its Web UI (the binary found as the demo finds it), s3rver,
- * the service simulator and the real worker (runWorker, configuration from
- * loadConfig). The test asks the simulator what it received over its /__sim/
+ * The whole product for the browser tests, as an operator meets it: the full
+ * stack (test/support/full-stack.ts) with the dev server's Web UI and one
+ * in-process worker. The test asks the simulator what it received over its /__sim/
  * HTTP inspection API, as an operator's tooling would.
  */
-import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { loadConfig } from '../../temporal.config.js';
-import { type LocalS3, S3RVER_CREDENTIALS, startLocalS3 } from '../../worker/demo/local-s3.js';
-import { type LocalTemporal, startDevServer } from '../../worker/demo/local-temporal.js';
-import { runWorker } from '../../worker/process/run-worker.js';
-import { DEMO_TOKENS, type JobRecord, type RequestRecord, startSimulator } from '../simulator/server.js';
+import type { LocalS3 } from '../../worker/demo/local-s3.js';
+import type { JobRecord, RequestRecord } from '../simulator/server.js';
+import { startFullStack } from '../support/full-stack.js';
 
 export const BUCKET = 'crm-drops';
 
 export interface UiStack {
-  temporal: LocalTemporal & { uiUrl: string };
+  temporal: { uiUrl: string };
   client: Client;
   namespace: string;
   taskQueue: string;
@@ -27,7 +22,7 @@ export interface UiStack {
 }
 
 /** The simulator as seen from outside its process: GET and POST under /__sim/. */
-export interface SimulatorInspection {
+interface SimulatorInspection {
   baseUrl: string;
   jobs(): Promise<JobRecord[]>;
   requests(): Promise<RequestRecord[]>;
@@ -54,74 +49,34 @@ function inspection(baseUrl: string): SimulatorInspection {
   };
 }
 
-export interface StackOptions {
+interface StackOptions {
   /** Time from an accepted upload to a completed job in the simulator. */
   processingMs: number;
 }
 
-let runtimeInstalled = false;
-
-/** The failures these tests cause on purpose would each log a WARN with a stack: log errors only. */
-function installQuietRuntime(): void {
-  if (runtimeInstalled) return;
-  Runtime.install({ logger: new DefaultLogger('ERROR') });
-  runtimeInstalled = true;
-}
-
 export async function startStack(options: StackOptions): Promise<UiStack> {
-  installQuietRuntime();
-  const stops: (() => Promise<unknown>)[] = [];
-  const stop = async () => {
-    for (const s of stops.reverse()) await s().catch(() => undefined);
-  };
+  // The failures these tests cause on purpose would each log a WARN with a stack: the SDK logs errors only.
+  const stack = await startFullStack({
+    bucket: BUCKET,
+    name: 'ui',
+    webUi: true,
+    sdkLogLevel: 'ERROR',
+    simulator: { processingMs: options.processingMs },
+    workerEnv: { IMPORT_POLL_SCHEDULE: '500ms,1s', LOG_LEVEL: 'WARN' },
+  });
   try {
-    const temporal = await startDevServer(process.env);
-    stops.push(() => temporal.env.teardown());
-    const s3 = await startLocalS3({ buckets: [BUCKET] });
-    stops.push(() => s3.close());
-    const simulator = await startSimulator({ processingMs: options.processingMs });
-    stops.push(() => simulator.close());
-
-    // The worker reads S3 credentials from the AWS default chain, as in production.
-    process.env.AWS_ACCESS_KEY_ID = S3RVER_CREDENTIALS.accessKeyId;
-    process.env.AWS_SECRET_ACCESS_KEY = S3RVER_CREDENTIALS.secretAccessKey;
-    const taskQueue = `ui-${randomUUID()}`;
-    const config = loadConfig(
-      {
-        TEMPORAL_ADDRESS: temporal.address,
-        TEMPORAL_NAMESPACE: temporal.namespace,
-        COMPANY_DATA_BASE_URL: simulator.baseUrl,
-        COMPANY_DATA_TOKEN: DEMO_TOKENS.importer,
-        S3_ENDPOINT: s3.endpoint,
-        IMPORT_TASK_QUEUE: taskQueue,
-        IMPORT_POLL_SCHEDULE: '500ms,1s',
-        WORKER_METRICS_PORT: '0',
-        LOG_LEVEL: 'WARN',
-      },
-      { needsService: true },
-    );
-    const stopWorker = new AbortController();
-    const worker = runWorker({
-      config,
-      connection: temporal.env.nativeConnection,
-      client: temporal.env.client,
-      signal: stopWorker.signal,
-    });
-    stops.push(async () => {
-      stopWorker.abort();
-      await worker;
-    });
-    return {
-      temporal,
-      client: temporal.env.client,
-      namespace: temporal.namespace,
-      taskQueue,
-      s3,
-      sim: inspection(simulator.baseUrl),
-      stop,
-    };
+    await stack.startWorker();
   } catch (err) {
-    await stop();
+    await stack.close();
     throw err;
   }
+  return {
+    temporal: { uiUrl: stack.uiUrl as string },
+    client: stack.env.client,
+    namespace: stack.namespace,
+    taskQueue: stack.taskQueue,
+    s3: stack.s3,
+    sim: inspection(stack.sim.baseUrl),
+    stop: () => stack.close(),
+  };
 }

@@ -7,7 +7,7 @@
  */
 import type { Locator, Page } from 'playwright-core';
 
-export type WorkflowStatus = 'Running' | 'Completed' | 'Failed';
+type WorkflowStatus = 'Running' | 'Completed' | 'Failed';
 
 export class WorkflowPage {
   constructor(

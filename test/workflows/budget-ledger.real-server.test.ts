@@ -26,8 +26,8 @@ import {
 } from '../../workflows/contracts/budget.js';
 import type { BudgetedEndpoint } from '../../workflows/contracts/endpoints.js';
 import { exhaustedSignal, reserveUpdate, usageQuery } from '../../workflows/contracts/messages.js';
-import { createEnvironment } from '../support/temporal-server.js';
-import { bundleWorkflows, createEnvironmentSuggestingContinueAsNewAt } from './real-server-harness.js';
+import { createDevServerWith, createEnvironment } from '../support/temporal-server.js';
+import { bundleWorkflows } from '../support/workflow-bundle.js';
 import { recordHistory } from './recorded-histories.js';
 
 const DAY_MS = 86_400_000;
@@ -208,7 +208,7 @@ describe('budget ledger on a dev server that suggests continue-as-new early', ()
   const taskQueue = `ledger-suggested-${process.pid}`;
 
   beforeAll(async () => {
-    env = await createEnvironmentSuggestingContinueAsNewAt(SUGGEST_CONTINUE_AS_NEW_AT);
+    env = await createDevServerWith({ 'limit.historyCount.suggestContinueAsNew': SUGGEST_CONTINUE_AS_NEW_AT });
     worker = await Worker.create({
       connection: env.nativeConnection,
       taskQueue,

@@ -12,7 +12,7 @@ import { type ActivityOutcome, HistoryBuilder, type HistoryOptions, jsonPayload 
 
 type Json = Record<string, unknown>;
 
-export interface ChildRef {
+interface ChildRef {
   workflowId: string;
   workflowType: string;
   initiatedId: number;

@@ -24,7 +24,7 @@ type Json = Record<string, unknown>;
 /** The SDK version the recorded histories name; the flags below are those it writes. */
 const SDK_VERSION = '1.24.0';
 
-export interface Payload {
+interface Payload {
   metadata: { encoding: string };
   data?: string;
 }
@@ -61,17 +61,17 @@ function failureJson(f: FailureSpec): Json {
 /** What became of an activity. */
 export type ActivityOutcome = { returns: unknown } | { fails: FailureSpec };
 
-export interface ActivityRef {
+interface ActivityRef {
   scheduledId: number;
   startedId?: number;
 }
 
-export interface TimerRef {
+interface TimerRef {
   timerId: string;
   startedId: number;
 }
 
-export interface UpdateRef {
+interface UpdateRef {
   updateId: string;
   acceptedId: number;
 }

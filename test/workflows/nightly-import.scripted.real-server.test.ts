@@ -21,13 +21,9 @@ import type {
 import type { NightlyImportInput, NightlyTally } from '../../workflows/contracts/nightly.js';
 import type { nightlyImport } from '../../workflows/nightly-import.js';
 import { emptyTally } from '../../workflows/nightly-policy.js';
-import { createEnvironment, createTimeSkippingEnvironment } from '../support/temporal-server.js';
-import {
-  bundleWorkflows,
-  createEnvironmentSuggestingContinueAsNewAt,
-  scriptedActivities,
-  WorkflowHarness,
-} from './real-server-harness.js';
+import { createDevServerWith, createEnvironment, createTimeSkippingEnvironment } from '../support/temporal-server.js';
+import { bundleWorkflows } from '../support/workflow-bundle.js';
+import { scriptedActivities, WorkflowHarness } from './real-server-harness.js';
 import { type RecordingServer, recordHistory } from './recorded-histories.js';
 
 const feed: NightlyImportInput['feed'] = {
@@ -175,7 +171,11 @@ describe('nightlyImport budget waits on the time-skipping server', () => {
 });
 
 describe('nightlyImport on a dev server that suggests continue-as-new early', () => {
-  const night = onServer('dev-server', () => createEnvironmentSuggestingContinueAsNewAt(40), 'night-hint');
+  const night = onServer(
+    'dev-server',
+    () => createDevServerWith({ 'limit.historyCount.suggestContinueAsNew': 40 }),
+    'night-hint',
+  );
 
   it('continues as new at a page boundary when the server suggests it, carrying tally and token', async () => {
     const pages = {

@@ -4,7 +4,6 @@
  * `npm run measure:history`. The workflows see a real server's events,
  * timers, signals and Updates; only the activities' answers are scripted.
  */
-import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import {
   WorkflowFailedError,
@@ -12,9 +11,8 @@ import {
   type WorkflowHandleWithFirstExecutionRunId,
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode, Worker } from '@temporalio/worker';
-import { findTemporalBinary } from '../../worker/demo/temporal-binaries.js';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
 import type { AllActivities } from '../../workflows/contracts/activities.js';
 import { pollTaskQueue, uploadTaskQueue } from '../../workflows/contracts/budget.js';
 import type { ImportFileInput } from '../../workflows/contracts/import-input.js';
@@ -25,7 +23,7 @@ import type { FailureSpec } from './history-builder.js';
 import { importInput, inspected, jobCompleted, jobCreated, mappingsApplied, uploaded } from './import-fixtures.js';
 
 export type Step = keyof AllActivities;
-export type Outcome = { returns: unknown } | { fails: FailureSpec };
+type Outcome = { returns: unknown } | { fails: FailureSpec };
 
 /** Activities that answer from a script, one outcome per call, and record what they were asked. */
 export function scriptedActivities(script: Partial<Record<Step, Outcome[]>>) {
@@ -59,31 +57,6 @@ export function scriptedActivities(script: Partial<Record<Step, Outcome[]>>) {
 }
 
 export const failure = (type: string, message: string): FailureSpec => ({ type, message });
-
-/**
- * A dev server of its own that suggests continue-as-new once a history holds
- * `events` events (the default is 4,096): server configuration, which
- * test/support's createEnvironment() does not take.
- */
-export function createEnvironmentSuggestingContinueAsNewAt(events: number): Promise<TestWorkflowEnvironment> {
-  const found = findTemporalBinary('dev-server');
-  return TestWorkflowEnvironment.createLocal({
-    server: {
-      ...(found ? { executable: { type: 'existing-path', path: found.path } } : {}),
-      extraArgs: ['--dynamic-config-value', `limit.historyCount.suggestContinueAsNew=${events}`],
-    },
-  });
-}
-
-/** The product's workflow bundle, built once per test file. */
-export async function bundleWorkflows(): Promise<string> {
-  const silent = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
-  const { code } = await bundleWorkflowCode({
-    workflowsPath: path.resolve(import.meta.dirname, '../../workflows/index.ts'),
-    logger: silent,
-  });
-  return code;
-}
 
 /** One server and one bundle; each `withWorkers` call gets task queues of its own. */
 export class WorkflowHarness {

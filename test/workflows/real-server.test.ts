@@ -40,9 +40,9 @@ import type { importFile } from '../../workflows/import-file.js';
 import { budgetWith } from '../activities/environment.js';
 import { DEMO_TOKENS, startSimulator } from '../simulator/server.js';
 import { createEnvironment, createTimeSkippingEnvironment } from '../support/temporal-server.js';
+import { bundleWorkflows } from '../support/workflow-bundle.js';
 import { budgetExhausted, importInput, inspected, jobCreated, uploaded } from './import-fixtures.js';
 import {
-  bundleWorkflows,
   failure,
   progressWhen,
   type Step,

@@ -17,7 +17,7 @@ import path from 'node:path';
 import { HISTORIES_DIR } from './recorded-histories.js';
 
 /** The test files whose scenarios record a history. */
-export const RECORDING_TEST_FILES = [
+const RECORDING_TEST_FILES = [
   'test/workflows/real-server.test.ts',
   'test/workflows/budget-ledger.real-server.test.ts',
   'test/end-to-end/nightly-import.full-stack.real-server.test.ts',

@@ -15,7 +15,7 @@ export const HISTORIES_DIR = path.resolve(import.meta.dirname, 'histories');
 
 export type RecordingServer = 'dev-server' | 'time-skipping-server';
 
-export interface RecordedHistory {
+interface RecordedHistory {
   /** The real-server test that drove the run. */
   scenario: string;
   server: RecordingServer;
@@ -72,8 +72,4 @@ export function loadRecordedHistories(dir = HISTORIES_DIR): { file: string; reco
     .filter((f) => f.endsWith('.json'))
     .sort()
     .map((file) => ({ file, recorded: JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as RecordedHistory }));
-}
-
-export function loadRecordedHistory(name: string): RecordedHistory {
-  return JSON.parse(readFileSync(path.join(HISTORIES_DIR, `${name}.json`), 'utf8')) as RecordedHistory;
 }

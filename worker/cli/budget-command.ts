@@ -7,7 +7,7 @@ import { UsageError } from './cli-error.js';
 import { type CliContext, withClient } from './context.js';
 import { formatTable } from './table.js';
 
-export function budgetTable(usageByEndpoint: LedgerUsage): string[] {
+function budgetTable(usageByEndpoint: LedgerUsage): string[] {
   const rows = Object.entries(usageByEndpoint).map(([endpoint, u]) => [
     endpoint,
     String(u.used),

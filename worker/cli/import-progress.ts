@@ -25,7 +25,7 @@ export function uploadProgressOf(description: Pick<WorkflowExecutionDescription,
 }
 
 /** A pending activity that is being retried: Temporal retries it silently, so the workflow's own progress cannot tell. */
-export interface RetryingStep {
+interface RetryingStep {
   activity: string;
   attempt: number;
   lastFailure: string;

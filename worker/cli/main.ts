@@ -31,7 +31,7 @@ TEMPORAL_NAMESPACE, IMPORT_TASK_QUEUE, TEMPORAL_UI_URL, IMPORT_TENANT,
 IMPORT_FEEDS_FILE, the IMPORT_BUDGET_* limits (see the README's configuration
 reference). Exit codes: 0 done, 1 it ran and failed, 2 usage or configuration error.`;
 
-export function buildProgram(ctx: CliContext): Command {
+function buildProgram(ctx: CliContext): Command {
   const program = new Command('import-worker')
     .description(
       'Operate the bulk-import pipeline: start and follow imports, answer failures, read budgets, manage nightly schedules.',

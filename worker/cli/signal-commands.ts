@@ -6,7 +6,7 @@ import { CliError } from './cli-error.js';
 import { type CliContext, withClient } from './context.js';
 import { queryProgress } from './import-progress.js';
 
-export type OperatorSignal = typeof retrySignal | typeof abandonSignal;
+type OperatorSignal = typeof retrySignal | typeof abandonSignal;
 
 export async function signalCommand(signal: OperatorSignal, workflowId: string, ctx: CliContext): Promise<void> {
   await withClient(ctx, loadTemporalConfig(ctx.env), async ({ client }) => {

@@ -23,7 +23,7 @@ import { type ObjectVersion, objectVersionOf } from './object-version.js';
 import { destructiveListActionWarning, importInputFromFlags, type StartFlags } from './start-input.js';
 import { type ImportOutcome, watchImport } from './watch-import.js';
 
-export interface StartOptions extends StartFlags {
+interface StartOptions extends StartFlags {
   wait?: boolean;
 }
 

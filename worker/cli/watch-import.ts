@@ -15,7 +15,7 @@ const NO_WORKER_CHECK_MS = 5_000;
 
 export type ImportOutcome = { ok: true; result: ImportFileResult } | { ok: false; reason: string };
 
-export interface WatchOptions {
+interface WatchOptions {
   pollMs?: number;
   /** Where the bar and progress lines go. */
   out?: NodeJS.WriteStream;

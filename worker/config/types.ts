@@ -29,7 +29,7 @@ export interface ServiceConfig {
   uploadIdleTimeoutMs: number;
 }
 
-export interface FeedSchedule {
+interface FeedSchedule {
   /** Local time of day, HH:MM, in timeZone. */
   time: string;
   timeZone: string;

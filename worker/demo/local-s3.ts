@@ -25,7 +25,7 @@ export interface LocalS3 {
   close(): Promise<void>;
 }
 
-export interface LocalS3Options {
+interface LocalS3Options {
   /** 0 (the default) picks a free port. */
   port?: number;
   buckets: string[];

@@ -17,7 +17,7 @@ export class DemoSetupError extends Error {
 export const NO_SERVER_HINT =
   'install one with `npm run setup:temporal`, point the demo at a Temporal CLI binary with TEMPORAL_SERVER_PATH=/path/to/temporal, or at a running server with TEMPORAL_ADDRESS=host:7233';
 
-export interface LocalTemporal {
+interface LocalTemporal {
   env: TestWorkflowEnvironment;
   address: string;
   namespace: string;
@@ -28,7 +28,7 @@ export interface LocalTemporal {
 }
 
 /** Finds the dev-server binary; undefined means the SDK downloads one. Replaceable in tests. */
-export type BinaryFinder = (env: NodeJS.ProcessEnv) => FoundBinary | undefined;
+type BinaryFinder = (env: NodeJS.ProcessEnv) => FoundBinary | undefined;
 
 const findDevServer: BinaryFinder = (env) => findTemporalBinary('dev-server', env);
 
@@ -37,7 +37,7 @@ function firstLine(err: unknown): string {
 }
 
 /** A port that was free a moment ago: the UI's default (frontend port + 1000) may be taken on a shared machine. */
-export async function freePort(): Promise<number> {
+async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

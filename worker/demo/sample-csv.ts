@@ -1,5 +1,5 @@
 /** A generated accounts file for the demo: the header the service expects for accounts, then N rows. */
-export const SAMPLE_HEADER = ['Account Name', 'Account Domain'] as const;
+const SAMPLE_HEADER = ['Account Name', 'Account Domain'] as const;
 
 export function sampleAccountsCsv(rows: number): string {
   const lines = [SAMPLE_HEADER.join(',')];

@@ -50,7 +50,7 @@ function onPath(fileName: string, env: NodeJS.ProcessEnv): string | undefined {
   return undefined;
 }
 
-export class TemporalBinaryError extends Error {
+class TemporalBinaryError extends Error {
   override readonly name = 'TemporalBinaryError';
 }
 

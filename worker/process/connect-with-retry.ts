@@ -7,7 +7,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { transportFailureReason } from '../shared/transport-errors.js';
 
-export interface ConnectRetryOptions {
+interface ConnectRetryOptions {
   /** Give up once this long has passed since the first try; 0 tries once. */
   timeoutMs: number;
   initialDelayMs?: number;

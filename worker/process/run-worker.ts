@@ -20,7 +20,7 @@ import { createActivityDeps } from './dependencies.js';
 import type { WorkerMetrics } from './metrics.js';
 import { workflowSource } from './workflow-source.js';
 
-export interface RunWorkerOptions {
+interface RunWorkerOptions {
   config: Config;
   connection: NativeConnection;
   client: Client;

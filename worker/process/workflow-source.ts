@@ -17,7 +17,7 @@ export const WORKFLOWS_SOURCE = fileURLToPath(new URL(`../../workflows/index${ex
 /** dist/workflow-bundle.js when this module runs compiled; a path that does not exist from source. */
 export const PREBUILT_BUNDLE = fileURLToPath(new URL('../../workflow-bundle.js', import.meta.url));
 
-export type WorkflowSource = Pick<WorkerOptions, 'workflowsPath' | 'workflowBundle'>;
+type WorkflowSource = Pick<WorkerOptions, 'workflowsPath' | 'workflowBundle'>;
 
 export function workflowSource(bundlePath: string | undefined): WorkflowSource {
   const codePath = bundlePath ?? (existsSync(PREBUILT_BUNDLE) ? PREBUILT_BUNDLE : undefined);

@@ -11,7 +11,7 @@ import type { EntityType, FieldMapping, FieldMappingSet, ListAction } from './im
  * The tenant an import names, if any. Budgets are always those of the
  * worker's own credential; an activity refuses an input naming another tenant.
  */
-export interface BudgetScope {
+interface BudgetScope {
   tenant?: string;
 }
 
@@ -221,8 +221,6 @@ export interface ImportActivities {
   awaitJobCompletion(input: AwaitJobCompletionInput): Promise<AwaitJobCompletionResult>;
   readBudgetUsage(input: BudgetUsageInput): Promise<BudgetUsage>;
 }
-
-export type ImportActivityName = keyof ImportActivities;
 
 /** The activities the nightly workflow calls; `createActivities(deps)` must provide these too. */
 export interface NightlyActivities {

@@ -10,7 +10,7 @@
  * Field-mapping endpoints have no published limit, so they are counted but
  * not budgeted.
  */
-export type BudgetClass = 'write' | 'read';
+type BudgetClass = 'write' | 'read';
 
 interface Endpoint {
   method: 'GET' | 'POST' | 'PUT';
@@ -30,7 +30,7 @@ export const BUDGETED_ENDPOINTS = {
 
 export type BudgetedEndpoint = keyof typeof BUDGETED_ENDPOINTS;
 
-export const UNBUDGETED_ENDPOINTS = {
+const UNBUDGETED_ENDPOINTS = {
   /** The client-credentials exchange of the built-in token source. */
   tokenExchange: { method: 'POST', path: '/auth/v1/token' },
   getFieldMappings: {
@@ -71,7 +71,7 @@ type PathParamNames<P extends string> = P extends `${string}{${infer Name}}${inf
   ? Name | PathParamNames<Rest>
   : never;
 
-export type PathParams<E extends ServiceEndpoint> = Record<
+type PathParams<E extends ServiceEndpoint> = Record<
   PathParamNames<(typeof SERVICE_ENDPOINTS)[E]['path']>,
   string | number
 >;

@@ -3,7 +3,7 @@
  * activities turn them into ApplicationFailures whose `type` is the same name;
  * workflows and retry policies match on these strings.
  */
-export const ServiceFailure = {
+const ServiceFailure = {
   Unauthorized: 'Unauthorized',
   Forbidden: 'Forbidden',
   NotFound: 'NotFound',
@@ -16,7 +16,7 @@ export const ServiceFailure = {
   UnusableResponse: 'UnusableResponse',
 } as const;
 
-export const PipelineFailure = {
+const PipelineFailure = {
   InvalidInput: 'InvalidInput',
   SourceNotFound: 'SourceNotFound',
   FileTooLarge: 'FileTooLarge',
@@ -70,7 +70,7 @@ export type FailureType =
  * - `budget-wait`: a daily window is spent; the workflow waits for its reset;
  * - `fatal`: the import fails.
  */
-export type Handling = 'retry' | 'operator' | 'budget-wait' | 'fatal';
+type Handling = 'retry' | 'operator' | 'budget-wait' | 'fatal';
 
 export const FAILURE_HANDLING = {
   Unauthorized: 'operator',
@@ -112,7 +112,7 @@ export const FAILURE_HANDLING = {
  * unusable response is retried a few times, then not. They must stay out of
  * the retry policy's list, which the server applies whatever the flag says.
  */
-export const DECIDED_PER_FAILURE = ['Unauthorized', 'UnusableResponse'] as const satisfies readonly FailureType[];
+const DECIDED_PER_FAILURE = ['Unauthorized', 'UnusableResponse'] as const satisfies readonly FailureType[];
 
 function typesHandled(test: (handling: Handling) => boolean): readonly FailureType[] {
   return (Object.keys(FAILURE_HANDLING) as FailureType[]).filter((type) => test(FAILURE_HANDLING[type]));

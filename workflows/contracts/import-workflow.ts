@@ -27,7 +27,7 @@ export type ImportStep =
   | 'uploadData'
   | 'awaitJobCompletion';
 
-export interface AwaitingRetry {
+interface AwaitingRetry {
   step: ImportStep;
   failureType: string;
   failure: string;
@@ -58,7 +58,7 @@ export interface ImportProgress {
 }
 
 /** Seconds spent in each step (workflow time, so budget waits are counted apart). */
-export interface ImportStepSeconds {
+interface ImportStepSeconds {
   inspect: number;
   mappings: number;
   createJob: number;

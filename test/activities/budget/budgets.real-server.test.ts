@@ -6,11 +6,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
-import path from 'node:path';
 import { Readable } from 'node:stream';
 import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode, Worker } from '@temporalio/worker';
+import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SPEC_BUDGET_SETTINGS } from '../../../activities/budget/in-memory-gate.js';
 import { TemporalBudgetGate } from '../../../activities/budget/temporal-gate.js';
@@ -26,6 +25,7 @@ import { clearExhaustedSignal, exhaustedSignal, usageQuery } from '../../../work
 import { DEMO_TOKENS, type Simulator, startSimulator } from '../../simulator/server.js';
 import { failureOf, runActivity } from '../../support/activities.js';
 import { createEnvironment } from '../../support/temporal-server.js';
+import { bundleWorkflows } from '../../support/workflow-bundle.js';
 
 const MINUTE_MS = 60_000;
 const DAY_MINUTES = 24 * 60;
@@ -82,9 +82,7 @@ describe('daily budgets on a real Temporal server', () => {
 
   beforeAll(async () => {
     env = await createEnvironment();
-    ({ code } = await bundleWorkflowCode({
-      workflowsPath: path.resolve(import.meta.dirname, '../../../workflows/index.ts'),
-    }));
+    code = await bundleWorkflows();
     sim = await startSimulator();
     service = clientFor(sim.baseUrl);
     record = await startSimulator();

@@ -5,25 +5,18 @@
  * This file starts its own dev server, since the bound is a server setting.
  */
 import { randomUUID } from 'node:crypto';
-import path from 'node:path';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode, Worker } from '@temporalio/worker';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { SPEC_BUDGET_SETTINGS } from '../../../activities/budget/in-memory-gate.js';
 import { TemporalBudgetGate } from '../../../activities/budget/temporal-gate.js';
-import { findTemporalBinary } from '../../../worker/demo/temporal-binaries.js';
+import { createDevServerWith } from '../../support/temporal-server.js';
+import { bundleWorkflows } from '../../support/workflow-bundle.js';
 
 let env: TestWorkflowEnvironment;
 
 beforeAll(async () => {
-  const binary = findTemporalBinary('dev-server');
-  if (!binary) throw new Error('no Temporal dev server binary: run `npm run setup:temporal`');
-  env = await TestWorkflowEnvironment.createLocal({
-    server: {
-      executable: { type: 'existing-path', path: binary.path },
-      extraArgs: ['--dynamic-config-value', 'history.maxInFlightUpdates=2'],
-    },
-  });
+  env = await createDevServerWith({ 'history.maxInFlightUpdates': 2 });
 }, 120_000);
 
 afterAll(async () => {
@@ -33,9 +26,7 @@ afterAll(async () => {
 it('200 reservations at once to one ledger are each granted once, none lost to ResourceExhausted', {
   timeout: 300_000,
 }, async () => {
-  const { code } = await bundleWorkflowCode({
-    workflowsPath: path.resolve(import.meta.dirname, '../../../workflows/index.ts'),
-  });
+  const code = await bundleWorkflows();
   const taskQueue = `burst-${randomUUID()}`;
   const worker = await Worker.create({
     connection: env.nativeConnection,

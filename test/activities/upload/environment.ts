@@ -3,7 +3,6 @@
  * loopback, the real S3 source and service client, the in-memory budget gate,
  * and activities run under MockActivityEnvironment (no Temporal server here).
  */
-import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Info } from '@temporalio/activity';
@@ -17,14 +16,17 @@ import { Secret } from '../../../temporal.config.js';
 import { type LocalS3, startLocalS3 } from '../../../worker/demo/local-s3.js';
 import type { UploadDataInput, UploadDataResult, UploadProgress } from '../../../workflows/contracts/activities.js';
 import { DEMO_TOKENS, type Simulator, startSimulator } from '../../simulator/server.js';
+import { accountsCsv } from '../../support/accounts-csv.js';
 import { type ActivityRun, runActivity } from '../../support/activities.js';
+
+export { sha256 } from '../../support/accounts-csv.js';
 
 export const BUCKET = 'imports';
 /** The tenant the world's budget gate holds: uploads must name it (or none). */
-export const WORLD_TENANT = 'acme';
+const WORLD_TENANT = 'acme';
 
 /** An S3Source that keeps every read asked of it and every stream it opened (was it destroyed?). */
-export class RecordingS3Source extends S3Source {
+class RecordingS3Source extends S3Source {
   readonly opened: Readable[] = [];
   readonly reads: { key: string; start?: number; end?: number }[] = [];
 
@@ -68,7 +70,7 @@ export interface UploadWorld {
   close(): Promise<void>;
 }
 
-export interface WorldOptions {
+interface WorldOptions {
   /** The service client's own idle limit (the activity's watchdog has its own). */
   clientIdleTimeoutMs?: number;
   /** How long the service client waits for the answer once the whole body is sent. */
@@ -119,7 +121,7 @@ export function uploadDeps(world: UploadWorld, overrides: Partial<UploadDataDeps
   };
 }
 
-export type UploadAttempt = ActivityRun<UploadDataResult, UploadProgress>;
+type UploadAttempt = ActivityRun<UploadDataResult, UploadProgress>;
 
 /** Runs one attempt of uploadData, recording its heartbeats. */
 export function runUpload(deps: UploadDataDeps, input: UploadDataInput, info: Partial<Info> = {}): UploadAttempt {
@@ -129,20 +131,9 @@ export function runUpload(deps: UploadDataDeps, input: UploadDataInput, info: Pa
   });
 }
 
-/** CSV-like bytes: a header row, then numbered rows up to `bytes` (deterministic, so hashes are stable). */
+/** CSV-like bytes, exactly `bytes` long: a header row, then numbered rows (deterministic, so hashes are stable). */
 export function csvBytes(bytes: number, header = 'Account Name,Account Domain'): Buffer {
-  const rows: string[] = [`${header}\n`];
-  let size = rows[0]!.length;
-  for (let i = 0; size < bytes; i++) {
-    const row = `Company ${i},company-${i}.example.com\n`;
-    rows.push(row);
-    size += row.length;
-  }
-  return Buffer.from(rows.join('')).subarray(0, bytes);
-}
-
-export function sha256(bytes: Uint8Array): string {
-  return createHash('sha256').update(bytes).digest('hex');
+  return accountsCsv(bytes, header).subarray(0, bytes);
 }
 
 export async function etagOf(world: UploadWorld, key: string): Promise<string> {

@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-export interface BenchCertificates {
+interface BenchCertificates {
   dir: string;
   caCertPath: string;
   serverKeyPath: string;
