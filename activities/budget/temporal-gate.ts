@@ -30,12 +30,13 @@ interface TemporalBudgetGateOptions {
   /** The tenant of the worker's credential (IMPORT_TENANT). */
   tenant: string;
   settings: BudgetSettings;
+  /** How long one reservation keeps waiting its turn in a burst before its activity fails (and is retried). Default 60 s. */
+  burstPatienceMs?: number;
 }
 
 /** gRPC's RESOURCE_EXHAUSTED: here, the server's bound on Updates in flight per workflow. */
 const RESOURCE_EXHAUSTED = 8;
-/** How long a burst of reservations keeps waiting its turn before the activity fails (and is retried). */
-const BURST_PATIENCE_MS = 60_000;
+const DEFAULT_BURST_PATIENCE_MS = 60_000;
 const BURST_BACKOFF_FIRST_MS = 100;
 const BURST_BACKOFF_MAX_MS = 5_000;
 
@@ -45,14 +46,14 @@ const BURST_BACKOFF_MAX_MS = 5_000;
  * spread at random, so a burst drains instead of retrying in lockstep. (The
  * client's own gRPC retries give up after ten tries, well inside a burst.)
  */
-async function admittedInTurn<R>(send: () => Promise<R>): Promise<R> {
+async function admittedInTurn<R>(send: () => Promise<R>, patienceMs: number): Promise<R> {
   const started = Date.now();
   for (let attempt = 0; ; attempt++) {
     try {
       return await send();
     } catch (err) {
       const exhausted = isGrpcServiceError(err) && err.code === RESOURCE_EXHAUSTED;
-      if (!exhausted || Date.now() - started > BURST_PATIENCE_MS) throw err;
+      if (!exhausted || Date.now() - started > patienceMs) throw err;
       const ceiling = Math.min(BURST_BACKOFF_MAX_MS, BURST_BACKOFF_FIRST_MS * 2 ** attempt);
       await sleep(ceiling / 2 + Math.random() * (ceiling / 2));
     }
@@ -80,12 +81,17 @@ export class TemporalBudgetGate implements BudgetGate {
       args: [input] as const,
       workflowIdConflictPolicy: 'USE_EXISTING' as const,
     };
-    return admittedInTurn(() =>
-      this.options.client.workflow.executeUpdateWithStart(update, {
-        args: [arg],
-        updateId,
-        startWorkflowOperation: new WithStartWorkflowOperation<typeof budgetLedger>(LEDGER_WORKFLOW_TYPE, startOptions),
-      }),
+    return admittedInTurn(
+      () =>
+        this.options.client.workflow.executeUpdateWithStart(update, {
+          args: [arg],
+          updateId,
+          startWorkflowOperation: new WithStartWorkflowOperation<typeof budgetLedger>(
+            LEDGER_WORKFLOW_TYPE,
+            startOptions,
+          ),
+        }),
+      this.options.burstPatienceMs ?? DEFAULT_BURST_PATIENCE_MS,
     );
   }
 
