@@ -19,6 +19,7 @@ import type { S3Source } from './s3/source.js';
 import type { ServiceClient } from './service/client.js';
 import { ServiceCalls } from './service-calls.js';
 import { makeUploadData } from './upload-data.js';
+import { JobWatcher, type JobWatcherSettings } from './watch/job-watcher.js';
 
 export interface ActivitySettings {
   maxFileBytes: number;
@@ -28,6 +29,11 @@ export interface ActivitySettings {
   parallelParts: ParallelParts;
   /** How long a create that got no clear answer may take to show its job in the list; default 30 s. */
   createSettleMs?: number;
+  /**
+   * The job watcher's settings; its fastest sweep defaults to the poll
+   * schedule's last delay (the spec's "at most once every 60 s").
+   */
+  watch?: Partial<JobWatcherSettings>;
 }
 
 export interface ActivityDeps {
@@ -59,7 +65,7 @@ export function createActivities(deps: ActivityDeps) {
       parallelParts: settings.parallelParts,
       onBytes: deps.onBytesUploaded,
     }),
-    awaitJobCompletion: makeAwaitJobCompletion({ ...calls, poll: settings.poll }),
+    awaitJobCompletion: makeAwaitJobCompletion({ ...calls, poll: settings.poll, watcher: watcherFor(deps) }),
     readBudgetUsage: async ({ tenant }: BudgetUsageInput): Promise<BudgetUsage> => {
       ServiceCalls.forCurrentActivity(calls, tenant);
       return budget.usage();
@@ -71,4 +77,14 @@ export function createActivities(deps: ActivityDeps) {
   // The workflows proxy these by name: fail the build if one is missing or its signature drifts from a contract.
   activities satisfies AllActivities;
   return activities;
+}
+
+/** The one watcher of this process's tenant (one credential per worker process). */
+function watcherFor({ service, budget, settings }: ActivityDeps): JobWatcher {
+  const minSweepMs = settings.poll.scheduleMs.at(-1);
+  return new JobWatcher({
+    service,
+    budget,
+    settings: { ...(minSweepMs !== undefined ? { minSweepMs } : {}), ...settings.watch },
+  });
 }

@@ -1,0 +1,238 @@
+/**
+ * One watcher per worker process and tenant: it lists the tenant's jobs in
+ * `processing` (GET /import/v1/jobs?state=processing, page by page until an
+ * empty page or a page with nothing new) and tells each waiting
+ * awaitJobCompletion when its job is no longer listed. The waiting activity
+ * then makes ONE status read to confirm the final state, so a job costs about
+ * one status read whatever it takes, and the list calls are shared by every
+ * job the process waits on.
+ *
+ * Why per process and not one per tenant across the fleet: every list call is
+ * still reserved with the tenant's shared ledger, so the budgets hold across
+ * processes, and the sweep interval is paced by the ledger's count of what is
+ * left; N processes list N times, which is cheap (a sweep is a few calls) and
+ * needs no leader election, no cross-process fan-out and nothing new in
+ * Temporal. Waiters live in memory: a worker that dies loses them, and the
+ * activities' retries register again in the next process.
+ *
+ * The sweep has no `entityType` filter: one sweep covers every entity type the
+ * tenant imports (the jobs list's filters are all optional), so a tenant that
+ * imports accounts and people pays for one sweep, not two.
+ *
+ * A job is "left" when a complete sweep no longer lists it, after an earlier
+ * sweep did, or, if no sweep ever listed it, when the sweep began at least
+ * `listLateGraceMs` after the job started waiting (a job may be listed late,
+ * and a fast job may end before any sweep). A sweep cut short (budget, error)
+ * tells nobody anything. Every waiter falls back to per-job polls when the
+ * list fails sweep after sweep, and every later one too once the service
+ * shows rows in other states under the `processing` filter (it does not
+ * honour the filter). A worker process holds one tenant's credential, so it
+ * makes one watcher (createActivities).
+ */
+import { randomUUID } from 'node:crypto';
+import { budgetWaitOf } from '../../workflows/policy/failure-classification.js';
+import type { BudgetGate } from '../budget/gate.js';
+import { knownJobState } from '../job-state.js';
+import type { CallOptions, ImportJobList, ListJobsQuery } from '../service/types.js';
+import { ServiceCalls } from '../service-calls.js';
+import { DEFAULT_RESERVE, paceFromUsage, type ReserveSettings } from './pace.js';
+
+export interface JobWatcherSettings {
+  /** The fastest sweep, when the budget allows it. */
+  minSweepMs: number;
+  /** How late the service may list a job that is processing. */
+  listLateGraceMs: number;
+  /** Jobs per page asked for (the service may send fewer). */
+  perPage: number;
+  /** Pages one sweep reads at most: a bound against a service that pages forever. */
+  maxPages: number;
+  /** Failed sweeps in a row after which listing is given up for per-job polls. */
+  maxFailedSweeps: number;
+  reserve: ReserveSettings;
+}
+
+export const DEFAULT_WATCHER_SETTINGS: JobWatcherSettings = {
+  minSweepMs: 60_000,
+  listLateGraceMs: 15_000,
+  perPage: 50,
+  maxPages: 200,
+  maxFailedSweeps: 3,
+  reserve: DEFAULT_RESERVE,
+};
+
+export interface JobWatcherDeps {
+  service: { listJobs(query: ListJobsQuery, options?: CallOptions): Promise<ImportJobList> };
+  budget: BudgetGate;
+  settings?: Partial<JobWatcherSettings>;
+  now?: () => number;
+}
+
+/** `left`: no longer listed (`seen`: some sweep listed it before). `fallback`: poll the job instead. */
+export type WatchOutcome = { kind: 'left'; seen: boolean } | { kind: 'fallback'; reason: string };
+
+export interface Watch {
+  readonly outcome: Promise<WatchOutcome>;
+  /** Stops waiting (the activity was cancelled or reached its deadline). */
+  cancel(): void;
+}
+
+interface Waiter {
+  jobId: string;
+  sinceMs: number;
+  seen: boolean;
+  resolve(outcome: WatchOutcome): void;
+}
+
+export interface WatcherStats {
+  sweeps: number;
+  listCalls: number;
+  lastSweepAt?: string;
+}
+
+export class JobWatcher {
+  private readonly settings: JobWatcherSettings;
+  private readonly now: () => number;
+  private readonly waiters = new Set<Waiter>();
+  private readonly calls: ServiceCalls;
+  private running = false;
+  private failedSweeps = 0;
+  private lastSweepCalls = 0;
+  private givenUp: string | undefined;
+  private fallbackNoticed = false;
+  /** Jobs this process polls one by one (fallback), for the pace of those polls. */
+  polling = 0;
+  readonly stats: WatcherStats = { sweeps: 0, listCalls: 0 };
+
+  constructor(private readonly deps: JobWatcherDeps) {
+    this.settings = { ...DEFAULT_WATCHER_SETTINGS, ...deps.settings };
+    this.now = deps.now ?? Date.now;
+    // Not an activity: its own request ids, unique per process, for the ledger's deduplication.
+    this.calls = new ServiceCalls({ budget: deps.budget }, `watch-${randomUUID()}`);
+  }
+
+  get tenant(): string {
+    return this.deps.budget.tenant;
+  }
+
+  /** Jobs waiting on this process, watched or polled. */
+  get waiting(): number {
+    return this.waiters.size + this.polling;
+  }
+
+  watch(jobId: string): Watch {
+    if (this.givenUp) {
+      return { outcome: Promise.resolve({ kind: 'fallback', reason: this.givenUp }), cancel: () => undefined };
+    }
+    let waiter!: Waiter;
+    const outcome = new Promise<WatchOutcome>((resolve) => {
+      waiter = { jobId, sinceMs: this.now(), seen: false, resolve };
+    });
+    this.waiters.add(waiter);
+    this.start();
+    return { outcome, cancel: () => this.waiters.delete(waiter) };
+  }
+
+  /** The reason listing was given up, the first time it is asked for (so that it is logged once). */
+  takeFallbackNotice(reason: string): string | undefined {
+    if (this.fallbackNoticed) return undefined;
+    this.fallbackNoticed = true;
+    return reason;
+  }
+
+  private start(): void {
+    if (this.running) return;
+    this.running = true;
+    void this.loop().finally(() => {
+      this.running = false;
+      // A waiter that came while the loop was ending.
+      if (this.waiters.size > 0 && !this.givenUp) this.start();
+    });
+  }
+
+  private async loop(): Promise<void> {
+    while (this.waiters.size > 0 && !this.givenUp) {
+      await pause(await this.nextSweepInMs());
+      if (this.waiters.size === 0) return;
+      await this.sweepOnce();
+    }
+  }
+
+  /** The paced interval; with no usage to go by (ledger unreachable), the fastest one. */
+  private async nextSweepInMs(): Promise<number> {
+    const callsPerRound = this.lastSweepCalls || Math.floor(this.waiters.size / this.settings.perPage) + 1;
+    try {
+      const usage = await this.deps.budget.usage();
+      const round = { callsPerRound, jobsWaiting: this.waiting, minIntervalMs: this.settings.minSweepMs };
+      return paceFromUsage('listJobs', usage, round, this.now(), this.settings.reserve) ?? this.settings.minSweepMs;
+    } catch {
+      return this.settings.minSweepMs;
+    }
+  }
+
+  private async sweepOnce(): Promise<void> {
+    const startedMs = this.now();
+    let listed: Set<string> | 'unfiltered';
+    try {
+      listed = await this.listProcessing();
+      this.failedSweeps = 0;
+    } catch (err) {
+      // A spent budget is waited out by the pace (the ledger's usage shows it); other failures count.
+      if (budgetWaitOf(err) === undefined && ++this.failedSweeps >= this.settings.maxFailedSweeps) {
+        // These waiters poll; later ones try the list again.
+        this.release(`listing processing jobs failed ${this.failedSweeps} times in a row: ${String(err)}`);
+        this.failedSweeps = 0;
+      }
+      return;
+    }
+    this.stats.sweeps += 1;
+    this.stats.lastSweepAt = new Date(startedMs).toISOString();
+    if (listed === 'unfiltered') {
+      // For good: such a list can never show that a job left.
+      this.givenUp = 'the service listed jobs in other states under state=processing (it does not honour the filter)';
+      this.release(this.givenUp);
+      return;
+    }
+    for (const waiter of [...this.waiters]) {
+      if (listed.has(waiter.jobId)) waiter.seen = true;
+      else if (waiter.seen || startedMs - waiter.sinceMs >= this.settings.listLateGraceMs) {
+        this.waiters.delete(waiter);
+        waiter.resolve({ kind: 'left', seen: waiter.seen });
+      }
+    }
+  }
+
+  /** Every job listed in `processing`, or 'unfiltered' when a row shows another state. */
+  private async listProcessing(): Promise<Set<string> | 'unfiltered'> {
+    const seen = new Set<string>();
+    let calls = 0;
+    try {
+      for (let page = 0; page < this.settings.maxPages; page++) {
+        const query: ListJobsQuery = { state: 'processing', perPage: this.settings.perPage, ...(page > 0 ? { page } : {}) };
+        const list = await this.calls.run('listJobs', () => this.deps.service.listJobs(query));
+        calls += 1;
+        // A row without a state cannot tell; a row in another state shows the filter was ignored.
+        if (list.data.some((job) => job.state !== undefined && knownJobState(job.state) !== 'processing')) {
+          return 'unfiltered';
+        }
+        const fresh = list.data.filter((job) => !seen.has(job.id));
+        if (fresh.length === 0) break;
+        for (const job of fresh) seen.add(job.id);
+      }
+    } finally {
+      this.stats.listCalls += calls;
+      this.lastSweepCalls = calls;
+    }
+    return seen;
+  }
+
+  /** Every waiter now falls back to per-job polls. */
+  private release(reason: string): void {
+    for (const waiter of this.waiters) waiter.resolve({ kind: 'fallback', reason });
+    this.waiters.clear();
+  }
+}
+
+/** A wait that does not keep the process alive on its own. */
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
