@@ -192,7 +192,8 @@ async function pollDelay(deps: AwaitJobCompletionDeps, pollIndex: number, watche
   const usage = await readUsage(deps.budget);
   if (!usage) return scheduled;
   const round = { callsPerRound: watcher?.polling ?? 1, jobsWaiting: watcher?.waiting ?? 1, minIntervalMs: scheduled };
-  return paceFromUsage('jobStatus', usage, round, (deps.now ?? Date.now)()) ?? scheduled;
+  const { reserve, compression } = watcher?.settings ?? {};
+  return paceFromUsage('jobStatus', usage, round, (deps.now ?? Date.now)(), reserve, compression) ?? scheduled;
 }
 
 async function readUsage(budget: BudgetGate) {

@@ -19,7 +19,7 @@ import type { S3Source } from './s3/source.js';
 import type { ServiceClient } from './service/client.js';
 import { ServiceCalls } from './service-calls.js';
 import { makeUploadData } from './upload-data.js';
-import { JobWatcher, type JobWatcherSettings } from './watch/job-watcher.js';
+import { DEFAULT_WATCHER_SETTINGS, JobWatcher, type JobWatcherSettings } from './watch/job-watcher.js';
 
 export interface ActivitySettings {
   maxFileBytes: number;
@@ -79,12 +79,24 @@ export function createActivities(deps: ActivityDeps) {
   return activities;
 }
 
-/** The one watcher of this process's tenant (one credential per worker process). */
+/**
+ * The one watcher of this process's tenant (one credential per worker
+ * process). A poll schedule whose last delay is below the spec's 60 s
+ * (tests, the demo, the budget benchmark) is taken as service time run that
+ * many times faster: the listing grace shrinks and the budget's window
+ * shortens by the same factor, so that the pace stays the one a day would
+ * have. The ledger still refuses every call past a limit.
+ */
 function watcherFor({ service, budget, settings }: ActivityDeps): JobWatcher {
-  const minSweepMs = settings.poll.scheduleMs.at(-1);
+  const minSweepMs = settings.poll.scheduleMs.at(-1) ?? DEFAULT_WATCHER_SETTINGS.minSweepMs;
+  const compression = Math.max(1, SPEC_POLL_CEILING_MS / minSweepMs);
+  const listLateGraceMs = DEFAULT_WATCHER_SETTINGS.listLateGraceMs / compression;
   return new JobWatcher({
     service,
     budget,
-    settings: { ...(minSweepMs !== undefined ? { minSweepMs } : {}), ...settings.watch },
+    settings: { minSweepMs, listLateGraceMs, compression, ...settings.watch },
   });
 }
+
+/** The spec's "poll a job at most once every 60 s". */
+const SPEC_POLL_CEILING_MS = 60_000;

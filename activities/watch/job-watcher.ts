@@ -1,7 +1,8 @@
 /**
  * One watcher per worker process and tenant: it lists the tenant's jobs in
  * `processing` (GET /import/v1/jobs?state=processing, page by page until an
- * empty page or a page with nothing new) and tells each waiting
+ * empty page, a page with nothing new, or a short page once the service has
+ * shown that it honours perPage) and tells each waiting
  * awaitJobCompletion when its job is no longer listed. The waiting activity
  * then makes ONE status read to confirm the final state, so a job costs about
  * one status read whatever it takes, and the list calls are shared by every
@@ -49,6 +50,8 @@ export interface JobWatcherSettings {
   /** Failed sweeps in a row after which listing is given up for per-job polls. */
   maxFailedSweeps: number;
   reserve: ReserveSettings;
+  /** Service time runs this many times faster than real time (tests, the budget benchmark); 1 in production. */
+  compression: number;
 }
 
 export const DEFAULT_WATCHER_SETTINGS: JobWatcherSettings = {
@@ -58,6 +61,7 @@ export const DEFAULT_WATCHER_SETTINGS: JobWatcherSettings = {
   maxPages: 200,
   maxFailedSweeps: 3,
   reserve: DEFAULT_RESERVE,
+  compression: 1,
 };
 
 export interface JobWatcherDeps {
@@ -90,7 +94,7 @@ export interface WatcherStats {
 }
 
 export class JobWatcher {
-  private readonly settings: JobWatcherSettings;
+  readonly settings: JobWatcherSettings;
   private readonly now: () => number;
   private readonly waiters = new Set<Waiter>();
   private readonly calls: ServiceCalls;
@@ -98,6 +102,13 @@ export class JobWatcher {
   private failedSweeps = 0;
   private lastSweepCalls = 0;
   private givenUp: string | undefined;
+  /**
+   * Set once the service answered a page with exactly the rows asked for: it
+   * honours perPage, so a shorter page is the last. Until then a sweep ends
+   * only at an empty page or one with nothing new (the first page's number is
+   * unpublished, so the first page is asked for without one, then 1, 2, ...).
+   */
+  private fullPagesHonoured = false;
   private fallbackNoticed = false;
   /** Jobs this process polls one by one (fallback), for the pace of those polls. */
   polling = 0;
@@ -163,7 +174,8 @@ export class JobWatcher {
     try {
       const usage = await this.deps.budget.usage();
       const round = { callsPerRound, jobsWaiting: this.waiting, minIntervalMs: this.settings.minSweepMs };
-      return paceFromUsage('listJobs', usage, round, this.now(), this.settings.reserve) ?? this.settings.minSweepMs;
+      const { reserve, compression } = this.settings;
+      return paceFromUsage('listJobs', usage, round, this.now(), reserve, compression) ?? this.settings.minSweepMs;
     } catch {
       return this.settings.minSweepMs;
     }
@@ -215,8 +227,9 @@ export class JobWatcher {
           return 'unfiltered';
         }
         const fresh = list.data.filter((job) => !seen.has(job.id));
-        if (fresh.length === 0) break;
         for (const job of fresh) seen.add(job.id);
+        if (list.data.length === this.settings.perPage) this.fullPagesHonoured = true;
+        if (fresh.length === 0 || (this.fullPagesHonoured && list.data.length < this.settings.perPage)) break;
       }
     } finally {
       this.stats.listCalls += calls;

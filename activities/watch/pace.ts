@@ -66,6 +66,8 @@ export function readReserve(
 /**
  * The wait before the next round on `endpoint`, from the ledger's usage: a
  * block (the service's own 429) holds until it ends; otherwise paceIntervalMs.
+ * `compression` > 1 (tests, the budget benchmark, which run service time that
+ * much faster) shortens the time left in the window by that factor.
  */
 export function paceFromUsage(
   endpoint: 'listJobs' | 'jobStatus',
@@ -73,6 +75,7 @@ export function paceFromUsage(
   round: { callsPerRound: number; jobsWaiting: number; minIntervalMs: number },
   nowMs: number,
   settings: ReserveSettings = DEFAULT_RESERVE,
+  compression = 1,
 ): number | undefined {
   if (round.callsPerRound <= 0) return undefined;
   const blockedUntil = Date.parse(usage[endpoint].exhaustedUntil ?? '');
@@ -82,7 +85,7 @@ export function paceFromUsage(
     callsPerRound: round.callsPerRound,
     remaining: usage[endpoint].remaining,
     reserve: readReserve(endpoint, usage, round.jobsWaiting, settings),
-    msToReset: Number.isNaN(resetsAt) ? 0 : resetsAt - nowMs,
+    msToReset: Number.isNaN(resetsAt) ? 0 : (resetsAt - nowMs) / compression,
     minIntervalMs: round.minIntervalMs,
   });
 }
