@@ -20,10 +20,10 @@
  * tenant imports (the jobs list's filters are all optional), so a tenant that
  * imports accounts and people pays for one sweep, not two.
  *
- * A job is "left" when a complete sweep no longer lists it, after an earlier
- * sweep did, or, if no sweep ever listed it, when the sweep began at least
- * `listLateGraceMs` after the job started waiting (a job may be listed late,
- * and a fast job may end before any sweep). A sweep cut short (budget, error)
+ * A job is "left" when two complete sweeps in a row do not list it that
+ * count: every sweep after one listed it, and, for a job no sweep listed yet,
+ * sweeps that began at least `listLateGraceMs` after it started waiting (a
+ * job may be listed late, and a fast job may end before any sweep lists it). A sweep cut short (budget, error)
  * tells nobody anything. Every waiter falls back to per-job polls when the
  * list fails sweep after sweep, and every later one too once the service
  * shows rows in other states under the `processing` filter (it does not
@@ -37,6 +37,14 @@ import { knownJobState } from '../job-state.js';
 import type { CallOptions, ImportJobList, ListJobsQuery } from '../service/types.js';
 import { ServiceCalls } from '../service-calls.js';
 import { DEFAULT_RESERVE, paceFromUsage, type ReserveSettings } from './pace.js';
+
+/**
+ * A listed job counts as gone when this many complete sweeps in a row do not
+ * list it: paging by number over a list that changes between pages (jobs
+ * ending meanwhile shift the later pages) can skip a job in one sweep, and a
+ * skipped job would cost a confirming read for nothing.
+ */
+const SWEEPS_MISSED_TO_LEAVE = 2;
 
 export interface JobWatcherSettings {
   /** The fastest sweep, when the budget allows it. */
@@ -84,6 +92,8 @@ interface Waiter {
   jobId: string;
   sinceMs: number;
   seen: boolean;
+  /** Complete sweeps in a row that did not list it (counting as above). */
+  missed: number;
   resolve(outcome: WatchOutcome): void;
 }
 
@@ -109,6 +119,8 @@ export class JobWatcher {
    * unpublished, so the first page is asked for without one, then 1, 2, ...).
    */
   private fullPagesHonoured = false;
+  /** Set once page=1 repeated the unnumbered first page: the service counts pages from 1. */
+  private pagesFromOne = false;
   private fallbackNoticed = false;
   /** Jobs this process polls one by one (fallback), for the pace of those polls. */
   polling = 0;
@@ -136,7 +148,7 @@ export class JobWatcher {
     }
     let waiter!: Waiter;
     const outcome = new Promise<WatchOutcome>((resolve) => {
-      waiter = { jobId, sinceMs: this.now(), seen: false, resolve };
+      waiter = { jobId, sinceMs: this.now(), seen: false, missed: 0, resolve };
     });
     this.waiters.add(waiter);
     this.start();
@@ -205,8 +217,11 @@ export class JobWatcher {
       return;
     }
     for (const waiter of [...this.waiters]) {
-      if (listed.has(waiter.jobId)) waiter.seen = true;
-      else if (waiter.seen || startedMs - waiter.sinceMs >= this.settings.listLateGraceMs) {
+      if (listed.has(waiter.jobId)) {
+        waiter.seen = true;
+        waiter.missed = 0;
+      } else if (waiter.seen || startedMs - waiter.sinceMs >= this.settings.listLateGraceMs) {
+        if (++waiter.missed < SWEEPS_MISSED_TO_LEAVE) continue;
         this.waiters.delete(waiter);
         waiter.resolve({ kind: 'left', seen: waiter.seen });
       }
@@ -217,19 +232,33 @@ export class JobWatcher {
   private async listProcessing(): Promise<Set<string> | 'unfiltered'> {
     const seen = new Set<string>();
     let calls = 0;
+    let first: string[] = [];
     try {
-      for (let page = 0; page < this.settings.maxPages; page++) {
-        const query: ListJobsQuery = { state: 'processing', perPage: this.settings.perPage, ...(page > 0 ? { page } : {}) };
+      for (let i = 0; i < this.settings.maxPages; i++) {
+        // Until pages are known to count from 1, the first is asked for without a number, then 1, 2, ...
+        const page = this.pagesFromOne ? i + 1 : i;
+        const query: ListJobsQuery = {
+          state: 'processing',
+          perPage: this.settings.perPage,
+          ...(page > 0 ? { page } : {}),
+        };
         const list = await this.calls.run('listJobs', () => this.deps.service.listJobs(query));
         calls += 1;
         // A row without a state cannot tell; a row in another state shows the filter was ignored.
         if (list.data.some((job) => job.state !== undefined && knownJobState(job.state) !== 'processing')) {
           return 'unfiltered';
         }
-        const fresh = list.data.filter((job) => !seen.has(job.id));
-        for (const job of fresh) seen.add(job.id);
-        if (list.data.length === this.settings.perPage) this.fullPagesHonoured = true;
-        if (fresh.length === 0 || (this.fullPagesHonoured && list.data.length < this.settings.perPage)) break;
+        const ids = list.data.map((job) => job.id);
+        const fresh = ids.filter((id) => !seen.has(id));
+        for (const id of fresh) seen.add(id);
+        if (ids.length === this.settings.perPage) this.fullPagesHonoured = true;
+        if (i === 0) first = ids;
+        // Page 1 repeating the unnumbered page shows that pages count from 1: later sweeps skip the repeat.
+        if (!this.pagesFromOne && i === 1 && first.length > 0 && sameIds(ids, first)) this.pagesFromOne = true;
+        const lastPage = this.fullPagesHonoured && ids.length < this.settings.perPage;
+        // Until then page 1 may repeat the first page, so "nothing new" ends the list only from page 2 on.
+        const nothingNewEnds = this.pagesFromOne ? i >= 1 : i >= 2;
+        if (ids.length === 0 || lastPage || (nothingNewEnds && fresh.length === 0)) break;
       }
     } finally {
       this.stats.listCalls += calls;
@@ -248,4 +277,8 @@ export class JobWatcher {
 /** A wait that does not keep the process alive on its own. */
 function pause(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+function sameIds(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((id, i) => id === b[i]);
 }

@@ -23,9 +23,9 @@ describe('paceIntervalMs', () => {
 
   it('gives no round at all for a tenant with no job waiting', () => {
     expect(paceIntervalMs({ ...plenty, callsPerRound: 0 })).toBeUndefined();
-    expect(paceFromUsage('listJobs', usageWith(), { callsPerRound: 0, jobsWaiting: 0, minIntervalMs: 60_000 }, NOW)).toBe(
-      undefined,
-    );
+    expect(
+      paceFromUsage('listJobs', usageWith(), { callsPerRound: 0, jobsWaiting: 0, minIntervalMs: 60_000 }, NOW),
+    ).toBe(undefined);
   });
 
   it('keeps the wanted interval while the budget pays for it', () => {
@@ -49,13 +49,13 @@ describe('paceIntervalMs', () => {
 
   it('sweeps at the wanted pace again right after a window that is about to reset', () => {
     // 20 s to the reset, nothing spendable: the next round is the first of the new window.
-    expect(paceIntervalMs({ callsPerRound: 7, remaining: 0, reserve: 0, msToReset: 20_000, minIntervalMs: 60_000 })).toBe(
-      60_000,
-    );
+    expect(
+      paceIntervalMs({ callsPerRound: 7, remaining: 0, reserve: 0, msToReset: 20_000, minIntervalMs: 60_000 }),
+    ).toBe(60_000);
     // 2 minutes left and reads to spare: no stretch beyond the reset.
-    expect(paceIntervalMs({ callsPerRound: 7, remaining: 50, reserve: 0, msToReset: 120_000, minIntervalMs: 60_000 })).toBe(
-      60_000,
-    );
+    expect(
+      paceIntervalMs({ callsPerRound: 7, remaining: 50, reserve: 0, msToReset: 120_000, minIntervalMs: 60_000 }),
+    ).toBe(60_000);
   });
 });
 
@@ -77,7 +77,12 @@ describe('readReserve and paceFromUsage', () => {
   it('stretches per-job polls of many jobs by the status reads left', () => {
     // 300 jobs polled one by one, 2,400 reads spendable after 1,200 uploads' reads: 18 h × 300 / 1,200.
     const usage = usageWith({ jobStatus: 0 });
-    const interval = paceFromUsage('jobStatus', usage, { callsPerRound: 300, jobsWaiting: 300, minIntervalMs: 60_000 }, NOW);
+    const interval = paceFromUsage(
+      'jobStatus',
+      usage,
+      { callsPerRound: 300, jobsWaiting: 300, minIntervalMs: 60_000 },
+      NOW,
+    );
     expect(interval).toBe(Math.ceil((18 * HOUR * 300) / (3_600 - 1_200 - 300)));
   });
 });
