@@ -12,8 +12,9 @@
  * polled one by one instead, and the first such fallback is logged.
  *
  * Per-job polls follow the spec's schedule (5 s, 10 s, 20 s, 40 s, then every
- * 60 s, with jitter), stretched when the status reads left in the window,
- * spread over the time left and the jobs polled, require it (watch/pace.ts).
+ * 60 s, with jitter); a watcher's fallback polls stretch it when the status
+ * reads left in the window, spread over the time left and the jobs polled,
+ * require it (watch/pace.ts).
  *
  * A state the spec does not name fails the step (UnexpectedJobState), so that
  * it shows in the workflow's progress instead of a silent wait until the
@@ -29,12 +30,12 @@ import type {
 } from '../workflows/policy/activity-contracts.js';
 import { pollDelayMs } from '../workflows/policy/poll-schedule.js';
 import type { BudgetGate } from './budget/gate.js';
-import { failure } from './failures.js';
+import { budgetWaitFailure, failure } from './failures.js';
 import { knownJobState, unexpectedJobState } from './job-state.js';
 import type { CallOptions, ImportJob } from './service/types.js';
 import { ServiceCalls, type ServiceCallsDeps } from './service-calls.js';
 import type { JobWatcher, WatchOutcome } from './watch/job-watcher.js';
-import { paceFromUsage } from './watch/pace.js';
+import { paceFromUsage, readReserve } from './watch/pace.js';
 
 /** What this activity needs of the service client. */
 export interface JobStatusService {
@@ -184,15 +185,25 @@ export function makeAwaitJobCompletion(deps: AwaitJobCompletionDeps) {
 }
 
 /**
- * The schedule's delay, stretched when the status reads left, less those
- * uploads and confirming reads need, cannot pay for every polled job at that pace.
+ * The schedule's delay; for the polls of a watcher's fallback, stretched when
+ * the status reads left, less those uploads and confirming reads need, cannot
+ * pay for every polled job at that pace. When they cannot pay for one more
+ * round, the import waits for the window's reset in its workflow (a durable
+ * budget wait), not in an activity slot. Without a watcher (tests of the
+ * schedule itself) the schedule alone applies; every read is reserved anyway.
  */
 async function pollDelay(deps: AwaitJobCompletionDeps, pollIndex: number, watcher?: JobWatcher): Promise<number> {
   const scheduled = pollDelayMs(pollIndex, deps.poll.scheduleMs, deps.poll.jitterRatio, deps.random);
-  const usage = await readUsage(deps.budget);
-  if (!usage) return scheduled;
-  const round = { callsPerRound: watcher?.polling ?? 1, jobsWaiting: watcher?.waiting ?? 1, minIntervalMs: scheduled };
-  const { reserve, compression } = watcher?.settings ?? {};
+  const usage = watcher ? await readUsage(deps.budget) : undefined;
+  if (!watcher || !usage) return scheduled;
+  const { reserve, compression } = watcher.settings;
+  const round = { callsPerRound: watcher.polling, jobsWaiting: watcher.waiting, minIntervalMs: scheduled };
+  if (usage.jobStatus.remaining - readReserve('jobStatus', usage, round.jobsWaiting, reserve) < round.callsPerRound) {
+    throw budgetWaitFailure('BudgetExhausted', 'The status reads left in this window are kept for uploads', {
+      endpoint: 'jobStatus',
+      resetsAt: usage.jobStatus.exhaustedUntil ?? usage.jobStatus.resetsAt,
+    });
+  }
   return paceFromUsage('jobStatus', usage, round, (deps.now ?? Date.now)(), reserve, compression) ?? scheduled;
 }
 
