@@ -27,16 +27,18 @@
  * tells nobody anything. Every waiter falls back to per-job polls when the
  * list fails sweep after sweep, and every later one too once the service
  * shows rows in other states under the `processing` filter (it does not
- * honour the filter). A worker process holds one tenant's credential, so it
+ * honour the filter), and while the list calls left in the window are all
+ * kept for creates. A worker process holds one tenant's credential, so it
  * makes one watcher (createActivities).
  */
 import { randomUUID } from 'node:crypto';
+import type { LedgerUsage } from '../../workflows/policy/budget-contracts.js';
 import { budgetWaitOf } from '../../workflows/policy/failure-classification.js';
 import type { BudgetGate } from '../budget/gate.js';
 import { knownJobState } from '../job-state.js';
 import type { CallOptions, ImportJobList, ListJobsQuery } from '../service/types.js';
 import { ServiceCalls } from '../service-calls.js';
-import { DEFAULT_RESERVE, paceFromUsage, type ReserveSettings } from './pace.js';
+import { DEFAULT_RESERVE, paceFromUsage, type ReserveSettings, readReserve } from './pace.js';
 
 /**
  * A listed job counts as gone when this many complete sweeps in a row do not
@@ -174,7 +176,10 @@ export class JobWatcher {
 
   private async loop(): Promise<void> {
     while (this.waiters.size > 0 && !this.givenUp) {
-      await pause(await this.nextSweepInMs());
+      const waitMs = await this.nextSweepInMs();
+      // Nobody left to tell (every waiter released to polls): a later watch starts the loop again.
+      if (this.waiters.size === 0) return;
+      await pause(waitMs);
       if (this.waiters.size === 0) return;
       await this.sweepOnce();
     }
@@ -183,14 +188,19 @@ export class JobWatcher {
   /** The paced interval; with no usage to go by (ledger unreachable), the fastest one. */
   private async nextSweepInMs(): Promise<number> {
     const callsPerRound = this.lastSweepCalls || Math.floor(this.waiters.size / this.settings.perPage) + 1;
+    let usage: LedgerUsage;
     try {
-      const usage = await this.deps.budget.usage();
-      const round = { callsPerRound, jobsWaiting: this.waiting, minIntervalMs: this.settings.minSweepMs };
-      const { reserve, compression } = this.settings;
-      return paceFromUsage('listJobs', usage, round, this.now(), reserve, compression) ?? this.settings.minSweepMs;
+      usage = await this.deps.budget.usage();
     } catch {
       return this.settings.minSweepMs;
     }
+    const round = { callsPerRound, jobsWaiting: this.waiting, minIntervalMs: this.settings.minSweepMs };
+    const { reserve, compression } = this.settings;
+    if (usage.listJobs.remaining - readReserve('listJobs', usage, round.jobsWaiting, reserve) < callsPerRound) {
+      // The list calls left are the creates' until the reset: these jobs are polled within the status budget.
+      this.release('the list calls left in this window are kept for creates');
+    }
+    return paceFromUsage('listJobs', usage, round, this.now(), reserve, compression) ?? this.settings.minSweepMs;
   }
 
   private async sweepOnce(): Promise<void> {
@@ -234,13 +244,13 @@ export class JobWatcher {
     let calls = 0;
     let first: string[] = [];
     try {
+      // Until pages are known to count from 1, the first is asked for without a number, then 1, 2, ...
+      let page: number | undefined = this.pagesFromOne ? 1 : undefined;
       for (let i = 0; i < this.settings.maxPages; i++) {
-        // Until pages are known to count from 1, the first is asked for without a number, then 1, 2, ...
-        const page = this.pagesFromOne ? i + 1 : i;
         const query: ListJobsQuery = {
           state: 'processing',
           perPage: this.settings.perPage,
-          ...(page > 0 ? { page } : {}),
+          ...(page !== undefined ? { page } : {}),
         };
         const list = await this.calls.run('listJobs', () => this.deps.service.listJobs(query));
         calls += 1;
@@ -252,13 +262,15 @@ export class JobWatcher {
         const fresh = ids.filter((id) => !seen.has(id));
         for (const id of fresh) seen.add(id);
         if (ids.length === this.settings.perPage) this.fullPagesHonoured = true;
-        if (i === 0) first = ids;
+        if (page === undefined) first = ids;
         // Page 1 repeating the unnumbered page shows that pages count from 1: later sweeps skip the repeat.
-        if (!this.pagesFromOne && i === 1 && first.length > 0 && sameIds(ids, first)) this.pagesFromOne = true;
+        const repeat = page === 1 && !this.pagesFromOne && first.length > 0 && sameIds(ids, first);
+        if (repeat) this.pagesFromOne = true;
         const lastPage = this.fullPagesHonoured && ids.length < this.settings.perPage;
-        // Until then page 1 may repeat the first page, so "nothing new" ends the list only from page 2 on.
-        const nothingNewEnds = this.pagesFromOne ? i >= 1 : i >= 2;
+        // Page 1 may repeat the unnumbered page, so "nothing new" ends the list only past that page.
+        const nothingNewEnds = page !== undefined && !repeat && (this.pagesFromOne || page >= 2);
         if (ids.length === 0 || lastPage || (nothingNewEnds && fresh.length === 0)) break;
+        page = page === undefined ? 1 : page + 1;
       }
     } finally {
       this.stats.listCalls += calls;
