@@ -75,10 +75,14 @@ export function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
 }
 
-export async function runScenario(stack: OperatorStack, spec: ScenarioSpec): Promise<Measured> {
+/**
+ * Every scenario's worker polls the same task queue: the tenant's ledger runs
+ * there (started by the first reservation), and must outlive each worker.
+ */
+export async function runScenario(stack: OperatorStack, spec: ScenarioSpec, taskQueue: string): Promise<Measured> {
   const { sim, env } = stack;
   sim.setProcessingMs(Math.round(spec.processingMs / spec.compression));
-  const taskQueue = `bench-budget-${randomUUID()}`;
+  const runId = randomUUID();
   const vars = stack.workerEnv({
     IMPORT_TASK_QUEUE: taskQueue,
     IMPORT_TENANT: TENANT,
@@ -112,7 +116,7 @@ export async function runScenario(stack: OperatorStack, spec: ScenarioSpec): Pro
   });
   await Promise.race([polling, worker]);
 
-  const keys = Array.from({ length: spec.imports }, (_, i) => `budget/${taskQueue}/${i}.csv`);
+  const keys = Array.from({ length: spec.imports }, (_, i) => `budget/${runId}/${i}.csv`);
   await Promise.all(keys.map((key, i) => stack.putObject(key, accountsCsv(200 + i))));
   const requestsBefore = sim.requests().length;
   const started = performance.now();
@@ -135,7 +139,7 @@ export async function runScenario(stack: OperatorStack, spec: ScenarioSpec): Pro
       try {
         return await env.client.workflow.execute<(i: ImportFileInput) => Promise<ImportFileResult>>('importFile', {
           taskQueue,
-          workflowId: `${taskQueue}-${i}`,
+          workflowId: `bench-budget-${runId}-${i}`,
           args: [input],
           workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
         });

@@ -18,6 +18,7 @@
  * cost, which history cannot change (the watcher lists `processing` jobs only;
  * history jobs are completed): their creates are measured at that history.
  */
+import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import type { Client } from '@temporalio/client';
 import { LEDGER_MAX_HISTORY_EVENTS, ledgerWorkflowId } from '../../workflows/policy/budget-contracts.js';
@@ -74,17 +75,22 @@ async function main(): Promise<void> {
     simulator: { dailyLimits: { listJobs: 1e9, jobStatus: 1e9, createJob: 1e9, submitData: 1e9 } },
   });
   const rows: Row[] = [];
+  const taskQueue = `bench-budget-${randomUUID()}`;
   let ledger: LedgerRuns;
   try {
     const waiting = new Map<string, Measured>();
     for (const p of PROCESSING) {
       log(`history 0, processing ${p.label} (compressed ${p.compression}x), ${args.imports} imports ...`);
-      const measured = await runScenario(stack, {
-        processingMs: p.ms,
-        history: 0,
-        compression: p.compression,
-        imports: args.imports,
-      });
+      const measured = await runScenario(
+        stack,
+        {
+          processingMs: p.ms,
+          history: 0,
+          compression: p.compression,
+          imports: args.imports,
+        },
+        taskQueue,
+      );
       waiting.set(p.label, measured);
       rows.push(row(p, 0, measured, measured, []));
     }
@@ -95,12 +101,16 @@ async function main(): Promise<void> {
       // Creates do not depend on the processing time: one run per history, at 1 min.
       const p = PROCESSING[0];
       log(`history ${h}, processing ${p.label} (compressed ${p.compression}x), ${args.historyImports} imports ...`);
-      const creates = await runScenario(stack, {
-        processingMs: p.ms,
-        history: h,
-        compression: p.compression,
-        imports: args.historyImports,
-      });
+      const creates = await runScenario(
+        stack,
+        {
+          processingMs: p.ms,
+          history: h,
+          compression: p.compression,
+          imports: args.historyImports,
+        },
+        taskQueue,
+      );
       for (const q of PROCESSING) {
         const extrapolated = q === p ? [] : [`waiting cost and delay from the history-0 run of ${q.label}`];
         rows.push(row(q, h, creates, waiting.get(q.label)!, extrapolated));
