@@ -46,7 +46,8 @@ export function steadyState(perImport: PerImport, processingMs: number): SteadyS
     const rate = BUDGETED_ENDPOINTS[endpoint].defaultDailyLimit / n;
     if (rate < best.rate) best = { rate, binding: endpoint };
   }
-  const rate = Math.floor(best.rate);
+  // Counts per import are averages (sums of 1/n): a hair under a whole number must not lose an import.
+  const rate = Math.floor(best.rate + 1e-6);
   const processingAtOnce = Math.max(1, Math.ceil((rate * processingMs) / DAY_MS));
   const pages = pagesPerSweep(processingAtOnce);
   const listLimit = BUDGETED_ENDPOINTS.listJobs.defaultDailyLimit;

@@ -28,12 +28,18 @@ import { type PerImport, type SteadyState, steadyState } from './budget-model.js
 import { type Measured, runScenario, TENANT } from './budget-run.js';
 
 const MIN = 60_000;
-const PROCESSING = [
+interface Processing {
+  label: string;
+  ms: number;
+  compression: number;
+}
+
+const PROCESSING: readonly Processing[] = [
   { label: '1 min', ms: MIN, compression: 60 },
   { label: '10 min', ms: 10 * MIN, compression: 120 },
   { label: '1 h', ms: 60 * MIN, compression: 360 },
   { label: '6 h', ms: 360 * MIN, compression: 1_440 },
-] as const;
+];
 const HISTORIES = [0, 5_000, 50_000] as const;
 
 interface Row {
@@ -53,6 +59,8 @@ function parse() {
       json: { type: 'boolean', default: false },
       imports: { type: 'string', default: '30' },
       'history-imports': { type: 'string', default: '3' },
+      only: { type: 'string' },
+      compression: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -61,11 +69,19 @@ function parse() {
       'Usage: npm run bench:budget -- [--json] [--imports N] [--history-imports N]\n' +
         '  --imports          imports per processing-time scenario at history 0 (default 30)\n' +
         '  --history-imports  imports per history scenario (their creates page through the history; default 3)\n' +
+        '  --only LABEL       one processing time at history 0 (e.g. "1 h"), no history rows\n' +
+        '  --compression N    service time N times faster than real time for every row (default per row)\n' +
         '  --json             print one JSON object instead of the table',
     );
     process.exit(0);
   }
-  return { json: values.json, imports: Number(values.imports), historyImports: Number(values['history-imports']) };
+  return {
+    json: values.json,
+    imports: Number(values.imports),
+    historyImports: Number(values['history-imports']),
+    only: values.only,
+    compression: values.compression === undefined ? undefined : Number(values.compression),
+  };
 }
 
 async function main(): Promise<void> {
@@ -79,7 +95,8 @@ async function main(): Promise<void> {
   let ledger: LedgerRuns;
   try {
     const waiting = new Map<string, Measured>();
-    for (const p of PROCESSING) {
+    const chosen = PROCESSING.filter((q) => args.only === undefined || q.label === args.only);
+    for (const p of chosen.map((q) => ({ ...q, compression: args.compression ?? q.compression }))) {
       log(`history 0, processing ${p.label} (compressed ${p.compression}x), ${args.imports} imports ...`);
       const measured = await runScenario(
         stack,
@@ -95,11 +112,11 @@ async function main(): Promise<void> {
       rows.push(row(p, 0, measured, measured, []));
     }
     let history = 0;
-    for (const h of HISTORIES.slice(1)) {
+    for (const h of args.only === undefined ? HISTORIES.slice(1) : []) {
       stack.sim.addCompletedHistory(h - history);
       history = h;
       // Creates do not depend on the processing time: one run per history, at 1 min.
-      const p = PROCESSING[0];
+      const p = PROCESSING[0] as Processing;
       log(`history ${h}, processing ${p.label} (compressed ${p.compression}x), ${args.historyImports} imports ...`);
       const creates = await runScenario(
         stack,
@@ -113,7 +130,7 @@ async function main(): Promise<void> {
       );
       for (const q of PROCESSING) {
         const extrapolated = q === p ? [] : [`waiting cost and delay from the history-0 run of ${q.label}`];
-        rows.push(row(q, h, creates, waiting.get(q.label)!, extrapolated));
+        rows.push(row(q, h, creates, q === p ? creates : waiting.get(q.label)!, extrapolated));
       }
     }
     ledger = await ledgerRuns(stack.env.client);
@@ -164,13 +181,7 @@ const CARD = { createJob: 1_200, submitData: 1_200, jobStatus: 3_600, listJobs: 
  * One row: creates (and their list calls) from `creates`, the waiting side
  * (status reads, the watcher's list calls, delays) from `waiting`.
  */
-function row(
-  p: (typeof PROCESSING)[number],
-  history: number,
-  creates: Measured,
-  waiting: Measured,
-  extrapolated: string[],
-): Row {
+function row(p: Processing, history: number, creates: Measured, waiting: Measured, extrapolated: string[]): Row {
   const watcherList = (waiting.perImport.listJobs ?? 0) - waiting.createListPerImport;
   const perImport: PerImport = {
     ...waiting.perImport,
