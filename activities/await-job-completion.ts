@@ -1,13 +1,26 @@
 /**
- * The awaitJobCompletion activity: polls the job on the spec's schedule
- * (5 s, 10 s, 20 s, 40 s, then every 60 s, with jitter) until it is
- * `completed` or `failed` (in any case), or the overall limit passes (decided
- * after a poll, never before: a job may have finished during a long wait). A
- * state the spec does not name fails the step (UnexpectedJobState), so that it
- * shows in the workflow's progress instead of a silent wait until the limit.
- * One long activity rather than a timer per poll keeps the history small; it
- * heartbeats its progress (also while sleeping, so that cancellation reaches
- * it) and a retry resumes at the poll index it had reached.
+ * The awaitJobCompletion activity: waits until the job is `completed` or
+ * `failed` (in any case), or the overall limit passes (decided after a status
+ * read, never before: a job may have finished during a long wait).
+ *
+ * With a watcher (production: createActivities gives one per process), the
+ * activity waits to be told that its job left the service's `processing`
+ * list, then makes ONE status read to confirm the final state: about one
+ * status read per import however long the job takes, the list calls shared by
+ * every job the process waits on (watch/job-watcher.ts). A job the list never
+ * shows (the service lists it late, or not at all, or ignores the filter) is
+ * polled one by one instead, and the first such fallback is logged.
+ *
+ * Per-job polls follow the spec's schedule (5 s, 10 s, 20 s, 40 s, then every
+ * 60 s, with jitter); a watcher's fallback polls stretch it when the status
+ * reads left in the window, spread over the time left and the jobs polled,
+ * require it (watch/pace.ts).
+ *
+ * A state the spec does not name fails the step (UnexpectedJobState), so that
+ * it shows in the workflow's progress instead of a silent wait until the
+ * limit. One long activity rather than a timer per poll keeps the history
+ * small; it heartbeats its progress (also while waiting, so that cancellation
+ * reaches it) and a retry resumes at the poll index it had reached.
  */
 import { Context, log } from '@temporalio/activity';
 import type {
@@ -16,10 +29,13 @@ import type {
   PollProgress,
 } from '../workflows/contracts/activities.js';
 import { pollDelayMs } from '../workflows/poll-schedule.js';
-import { failure } from './failures.js';
+import type { BudgetGate } from './budget/gate.js';
+import { budgetWaitFailure, failure } from './failures.js';
 import { knownJobState, unexpectedJobState } from './job-state.js';
 import type { CallOptions, ImportJob } from './service/types.js';
 import { ServiceCalls, type ServiceCallsDeps } from './service-calls.js';
+import type { JobWatcher, WatchOutcome } from './watch/job-watcher.js';
+import { paceFromUsage, readReserve } from './watch/pace.js';
 
 /** What this activity needs of the service client. */
 interface JobStatusService {
@@ -33,6 +49,8 @@ export interface AwaitJobCompletionDeps extends ServiceCallsDeps {
   heartbeatIntervalMs?: number;
   random?: () => number;
   now?: () => number;
+  /** The process's watcher of the tenant's processing jobs; without one, every job is polled. */
+  watcher?: JobWatcher;
 }
 
 function resumedProgress(details: unknown): PollProgress | undefined {
@@ -48,6 +66,11 @@ function resumedProgress(details: unknown): PollProgress | undefined {
   }
   return undefined;
 }
+
+/** A job is watched again at most this often after a confirming read found it still running. */
+const MAX_WATCH_MISSES = 2;
+
+type Step = { kind: 'done'; result: AwaitJobCompletionResult } | { kind: 'running' };
 
 export function makeAwaitJobCompletion(deps: AwaitJobCompletionDeps) {
   const sliceMs = deps.heartbeatIntervalMs ?? 5_000;
@@ -65,21 +88,9 @@ export function makeAwaitJobCompletion(deps: AwaitJobCompletionDeps) {
     const deadlineMs = Date.parse(progress.waitingSince) + timeoutMs;
     const beat = () => ctx.heartbeat({ ...progress });
     let polls = 0;
-    beat();
-    for (;;) {
-      // The last sleep is cut at the deadline, so the final poll happens at it rather than after it;
-      // a deadline already past (after a long budget wait) still gets one poll.
-      const delayMs = Math.max(
-        0,
-        Math.min(
-          pollDelayMs(progress.pollIndex, deps.poll.scheduleMs, deps.poll.jitterRatio, deps.random),
-          deadlineMs - now(),
-        ),
-      );
-      for (let slept = 0; slept < delayMs; slept += sliceMs) {
-        await ctx.sleep(Math.min(sliceMs, delayMs - slept));
-        beat();
-      }
+
+    /** One status read: the result when the job ended, else 'running'; throws on failed, unknown or timed out. */
+    async function read(): Promise<Step> {
       const job = await calls.run('jobStatus', () => deps.service.getJob(jobId, { signal }));
       polls += 1;
       progress.pollIndex += 1;
@@ -91,7 +102,7 @@ export function makeAwaitJobCompletion(deps: AwaitJobCompletionDeps) {
       progress.lastState = job.state;
       beat();
       if (state === undefined) throw unexpectedJobState(jobId, job.state, 'polling stopped instead of waiting on it');
-      if (state === 'completed') return { state: 'completed', polls, apiCalls: calls.counts };
+      if (state === 'completed') return { kind: 'done', result: { state: 'completed', polls, apiCalls: calls.counts } };
       if (state === 'failed') {
         throw failure(
           'JobFailed',
@@ -99,7 +110,7 @@ export function makeAwaitJobCompletion(deps: AwaitJobCompletionDeps) {
           { jobId },
         );
       }
-      // Decided after a poll, never before one: a job that finished during a long wait is completed, not timed out.
+      // Decided after a read, never before one: a job that finished during a long wait is completed, not timed out.
       if (deadlineMs - now() <= 0) {
         throw failure(
           'JobTimedOut',
@@ -107,6 +118,100 @@ export function makeAwaitJobCompletion(deps: AwaitJobCompletionDeps) {
           { jobId, lastState: progress.lastState, waitingSince: progress.waitingSince, timeoutMs },
         );
       }
+      return { kind: 'running' };
+    }
+
+    /** Sleeps `ms` (cut at the deadline) in heartbeat slices, so that cancellation reaches it. */
+    async function sleepBeating(ms: number): Promise<void> {
+      const delayMs = Math.max(0, Math.min(ms, deadlineMs - now()));
+      for (let slept = 0; slept < delayMs; slept += sliceMs) {
+        await ctx.sleep(Math.min(sliceMs, delayMs - slept));
+        beat();
+      }
+    }
+
+    /** Waits for the watcher's word, heartbeating; undefined when the deadline came first. */
+    async function watched(watcher: JobWatcher): Promise<WatchOutcome | undefined> {
+      const watch = watcher.watch(jobId);
+      let outcome: WatchOutcome | undefined;
+      void watch.outcome.then((o) => {
+        outcome = o;
+      });
+      try {
+        while (outcome === undefined && deadlineMs - now() > 0) {
+          await Promise.race([watch.outcome, ctx.sleep(Math.min(sliceMs, Math.max(1, deadlineMs - now())))]);
+          beat();
+        }
+        return outcome;
+      } finally {
+        watch.cancel();
+      }
+    }
+
+    async function pollUntilEnd(watcher: JobWatcher | undefined): Promise<AwaitJobCompletionResult> {
+      if (watcher) watcher.polling += 1;
+      try {
+        for (;;) {
+          await sleepBeating(await pollDelay(deps, progress.pollIndex, watcher));
+          const step = await read();
+          if (step.kind === 'done') return step.result;
+        }
+      } finally {
+        if (watcher) watcher.polling -= 1;
+      }
+    }
+
+    beat();
+    const watcher = deps.watcher;
+    if (!watcher) return pollUntilEnd(undefined);
+    for (let misses = 0; ; ) {
+      const outcome = await watched(watcher);
+      if (outcome?.kind === 'fallback') {
+        const notice = watcher.takeFallbackNotice(outcome.reason);
+        if (notice) log.warn(`job watching falls back to per-job status polls: ${notice}`, { jobId });
+        return pollUntilEnd(watcher);
+      }
+      // Left the list, or the deadline came: one read says how it ended.
+      const step = await read();
+      if (step.kind === 'done') return step.result;
+      if (outcome && !outcome.seen) misses += 1;
+      if (misses >= MAX_WATCH_MISSES) {
+        const notice = watcher.takeFallbackNotice('a job in progress was never listed as processing');
+        if (notice) log.warn(`job watching falls back to per-job status polls: ${notice}`, { jobId });
+        return pollUntilEnd(watcher);
+      }
     }
   };
+}
+
+/**
+ * The schedule's delay; for the polls of a watcher's fallback, stretched when
+ * the status reads left, less those uploads and confirming reads need, cannot
+ * pay for every polled job at that pace. When they cannot pay for one more
+ * round, the import waits for the window's reset in its workflow (a durable
+ * budget wait), not in an activity slot. Without a watcher (tests of the
+ * schedule itself) the schedule alone applies; every read is reserved anyway.
+ */
+async function pollDelay(deps: AwaitJobCompletionDeps, pollIndex: number, watcher?: JobWatcher): Promise<number> {
+  const scheduled = pollDelayMs(pollIndex, deps.poll.scheduleMs, deps.poll.jitterRatio, deps.random);
+  const usage = watcher ? await readUsage(deps.budget) : undefined;
+  if (!watcher || !usage) return scheduled;
+  const { reserve, compression } = watcher.settings;
+  const round = { callsPerRound: watcher.polling, jobsWaiting: watcher.waiting, minIntervalMs: scheduled };
+  if (usage.jobStatus.remaining - readReserve('jobStatus', usage, round.jobsWaiting, reserve) < round.callsPerRound) {
+    throw budgetWaitFailure('BudgetExhausted', 'The status reads left in this window are kept for uploads', {
+      endpoint: 'jobStatus',
+      resetsAt: usage.jobStatus.exhaustedUntil ?? usage.jobStatus.resetsAt,
+    });
+  }
+  return paceFromUsage('jobStatus', usage, round, (deps.now ?? Date.now)(), reserve, compression) ?? scheduled;
+}
+
+async function readUsage(budget: BudgetGate) {
+  try {
+    return await budget.usage();
+  } catch {
+    // The ledger could not answer: the schedule alone; every read is still reserved.
+    return undefined;
+  }
 }

@@ -6,6 +6,7 @@ export const USAGE = `Usage: npm run simulator -- [--port N] [--host ADDR] [--pr
   --host           address to bind (default 127.0.0.1)
   --processing-ms  time from an accepted upload to completed/failed (default 200)
   --reset-utc      daily request-counter reset, UTC time of day HH:MM (default 00:00)
+  --history        completed jobs the tenant's history holds at the start (default 0)
   --help           print this help`;
 
 interface MainArgs {
@@ -14,6 +15,7 @@ interface MainArgs {
   host: string;
   processingMs: number;
   resetMinuteUtc: number;
+  completedHistory: number;
 }
 
 /** Parses the flags; throws an Error whose message is one line naming the bad flag and what it expects. */
@@ -27,6 +29,7 @@ export function parseMainArgs(argv: string[]): MainArgs {
       host: { type: 'string' },
       'processing-ms': { type: 'string' },
       'reset-utc': { type: 'string' },
+      history: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -36,6 +39,7 @@ export function parseMainArgs(argv: string[]): MainArgs {
     host: values.host ?? '127.0.0.1',
     processingMs: integerFlag('--processing-ms', values['processing-ms'] ?? '200', 0, 86_400_000),
     resetMinuteUtc: resetFlag(values['reset-utc'] ?? '00:00'),
+    completedHistory: integerFlag('--history', values.history ?? '0', 0, 1_000_000),
   };
 }
 

@@ -24,6 +24,7 @@ async function main(): Promise<void> {
     host: args.host,
     port: args.port,
     processingMs: args.processingMs,
+    completedHistory: args.completedHistory,
     resetMinuteUtc: args.resetMinuteUtc,
   });
   // Before printing the URL: whoever reads it may signal at once.

@@ -80,6 +80,8 @@ export interface SimulatorOptions {
   lenientUploads?: boolean;
   /** Random faults drawn from a seeded RNG (chaos.ts); off by default. */
   chaos?: ChaosOptions;
+  /** Completed jobs the tenant's history holds at the start (created before today's window). */
+  completedHistory?: number;
 }
 
 export interface Simulator {
@@ -111,6 +113,10 @@ export interface Simulator {
   /** Tokens the exchange issued, oldest first. */
   issuedTokens(): string[];
   setJobOutcome(outcome: 'completed' | 'failed'): void;
+  /** Changes the processing time of uploads accepted from now on. */
+  setProcessingMs(ms: number): void;
+  /** Adds `count` completed jobs to the history (see SimulatorOptions.completedHistory). */
+  addCompletedHistory(count: number): void;
   requests(): RequestRecord[];
   jobs(): JobRecord[];
   /** A job by its id (the service's int64, as a number or a decimal string). */
@@ -160,6 +166,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   // The spec's limit: 5 GB, in decimal bytes.
   const maxUploadBytes = options.maxUploadBytes ?? 5_000_000_000;
   const store = new JobStore(now, options.processingMs ?? 200, options.customSources ?? ['1001', '1002']);
+  store.prefillCompleted(options.completedHistory ?? 0);
   const limits = new DailyLimits(options.dailyLimits ?? {}, resetMinuteUtc, now);
   const faults = new FaultPlan();
   let chaos = options.chaos ? new Chaos(options.chaos) : undefined;
@@ -304,6 +311,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     setJobOutcome: (outcome) => {
       store.jobOutcome = outcome;
     },
+    setProcessingMs: (ms) => {
+      store.processingMs = ms;
+    },
+    addCompletedHistory: (count) => store.prefillCompleted(count),
     requests: () => structuredClone(log),
     jobs: () => structuredClone(store.all()),
     jobFaults: faults.jobs,

@@ -1,0 +1,296 @@
+/**
+ * One watcher per worker process and tenant: it lists the tenant's jobs in
+ * `processing` (GET /import/v1/jobs?state=processing, page by page until an
+ * empty page, a page with nothing new, or a short page once the service has
+ * shown that it honours perPage) and tells each waiting
+ * awaitJobCompletion when its job is no longer listed. The waiting activity
+ * then makes ONE status read to confirm the final state, so a job costs about
+ * one status read whatever it takes, and the list calls are shared by every
+ * job the process waits on.
+ *
+ * Why per process and not one per tenant across the fleet: every list call is
+ * still reserved with the tenant's shared ledger, so the budgets hold across
+ * processes, and the sweep interval is paced by the ledger's count of what is
+ * left; N processes list N times, which is cheap (a sweep is a few calls) and
+ * needs no leader election, no cross-process fan-out and nothing new in
+ * Temporal. Waiters live in memory: a worker that dies loses them, and the
+ * activities' retries register again in the next process.
+ *
+ * The sweep has no `entityType` filter: one sweep covers every entity type the
+ * tenant imports (the jobs list's filters are all optional), so a tenant that
+ * imports accounts and people pays for one sweep, not two.
+ *
+ * A job is "left" when two complete sweeps in a row do not list it that
+ * count: every sweep after one listed it, and, for a job no sweep listed yet,
+ * sweeps that began at least `listLateGraceMs` after it started waiting (a
+ * job may be listed late, and a fast job may end before any sweep lists it). A sweep cut short (budget, error)
+ * tells nobody anything. Every waiter falls back to per-job polls when the
+ * list fails sweep after sweep, and every later one too once the service
+ * shows rows in other states under the `processing` filter (it does not
+ * honour the filter), and while the list calls left in the window are all
+ * kept for creates. A worker process holds one tenant's credential, so it
+ * makes one watcher (createActivities).
+ */
+import { randomUUID } from 'node:crypto';
+import type { LedgerUsage } from '../../workflows/contracts/budget.js';
+import { budgetWaitOf } from '../../workflows/failure-classification.js';
+import type { BudgetGate } from '../budget/gate.js';
+import { knownJobState } from '../job-state.js';
+import type { CallOptions, ImportJobList, ListJobsQuery } from '../service/types.js';
+import { ServiceCalls } from '../service-calls.js';
+import { DEFAULT_RESERVE, paceFromUsage, type ReserveSettings, readReserve } from './pace.js';
+
+/**
+ * A listed job counts as gone when this many complete sweeps in a row do not
+ * list it: paging by number over a list that changes between pages (jobs
+ * ending meanwhile shift the later pages) can skip a job in one sweep, and a
+ * skipped job would cost a confirming read for nothing.
+ */
+const SWEEPS_MISSED_TO_LEAVE = 2;
+
+export interface JobWatcherSettings {
+  /** The fastest sweep, when the budget allows it. */
+  minSweepMs: number;
+  /** How late the service may list a job that is processing. */
+  listLateGraceMs: number;
+  /** Jobs per page asked for (the service may send fewer). */
+  perPage: number;
+  /** Pages one sweep reads at most: a bound against a service that pages forever. */
+  maxPages: number;
+  /** Failed sweeps in a row after which listing is given up for per-job polls. */
+  maxFailedSweeps: number;
+  reserve: ReserveSettings;
+  /** Service time runs this many times faster than real time (tests, the budget benchmark); 1 in production. */
+  compression: number;
+}
+
+export const DEFAULT_WATCHER_SETTINGS: JobWatcherSettings = {
+  minSweepMs: 60_000,
+  listLateGraceMs: 15_000,
+  perPage: 50,
+  maxPages: 200,
+  maxFailedSweeps: 3,
+  reserve: DEFAULT_RESERVE,
+  compression: 1,
+};
+
+export interface JobWatcherDeps {
+  service: { listJobs(query: ListJobsQuery, options?: CallOptions): Promise<ImportJobList> };
+  budget: BudgetGate;
+  settings?: Partial<JobWatcherSettings>;
+  now?: () => number;
+}
+
+/** `left`: no longer listed (`seen`: some sweep listed it before). `fallback`: poll the job instead. */
+export type WatchOutcome = { kind: 'left'; seen: boolean } | { kind: 'fallback'; reason: string };
+
+export interface Watch {
+  readonly outcome: Promise<WatchOutcome>;
+  /** Stops waiting (the activity was cancelled or reached its deadline). */
+  cancel(): void;
+}
+
+interface Waiter {
+  jobId: string;
+  sinceMs: number;
+  seen: boolean;
+  /** Complete sweeps in a row that did not list it (counting as above). */
+  missed: number;
+  resolve(outcome: WatchOutcome): void;
+}
+
+export interface WatcherStats {
+  sweeps: number;
+  listCalls: number;
+  lastSweepAt?: string;
+}
+
+export class JobWatcher {
+  readonly settings: JobWatcherSettings;
+  private readonly now: () => number;
+  private readonly waiters = new Set<Waiter>();
+  private readonly calls: ServiceCalls;
+  private running = false;
+  private failedSweeps = 0;
+  private lastSweepCalls = 0;
+  private givenUp: string | undefined;
+  /**
+   * Set once the service answered a page with exactly the rows asked for: it
+   * honours perPage, so a shorter page is the last. Until then a sweep ends
+   * only at an empty page or one with nothing new (the first page's number is
+   * unpublished, so the first page is asked for without one, then 1, 2, ...).
+   */
+  private fullPagesHonoured = false;
+  /** Set once page=1 repeated the unnumbered first page: the service counts pages from 1. */
+  private pagesFromOne = false;
+  private fallbackNoticed = false;
+  /** Jobs this process polls one by one (fallback), for the pace of those polls. */
+  polling = 0;
+  readonly stats: WatcherStats = { sweeps: 0, listCalls: 0 };
+
+  constructor(private readonly deps: JobWatcherDeps) {
+    this.settings = { ...DEFAULT_WATCHER_SETTINGS, ...deps.settings };
+    this.now = deps.now ?? Date.now;
+    // Not an activity: its own request ids, unique per process, for the ledger's deduplication.
+    this.calls = new ServiceCalls({ budget: deps.budget }, `watch-${randomUUID()}`);
+  }
+
+  get tenant(): string {
+    return this.deps.budget.tenant;
+  }
+
+  /** Jobs waiting on this process, watched or polled. */
+  get waiting(): number {
+    return this.waiters.size + this.polling;
+  }
+
+  watch(jobId: string): Watch {
+    if (this.givenUp) {
+      return { outcome: Promise.resolve({ kind: 'fallback', reason: this.givenUp }), cancel: () => undefined };
+    }
+    let waiter!: Waiter;
+    const outcome = new Promise<WatchOutcome>((resolve) => {
+      waiter = { jobId, sinceMs: this.now(), seen: false, missed: 0, resolve };
+    });
+    this.waiters.add(waiter);
+    this.start();
+    return { outcome, cancel: () => this.waiters.delete(waiter) };
+  }
+
+  /** The reason listing was given up, the first time it is asked for (so that it is logged once). */
+  takeFallbackNotice(reason: string): string | undefined {
+    if (this.fallbackNoticed) return undefined;
+    this.fallbackNoticed = true;
+    return reason;
+  }
+
+  private start(): void {
+    if (this.running) return;
+    this.running = true;
+    void this.loop().finally(() => {
+      this.running = false;
+      // A waiter that came while the loop was ending.
+      if (this.waiters.size > 0 && !this.givenUp) this.start();
+    });
+  }
+
+  private async loop(): Promise<void> {
+    while (this.waiters.size > 0 && !this.givenUp) {
+      const waitMs = await this.nextSweepInMs();
+      // Nobody left to tell (every waiter released to polls): a later watch starts the loop again.
+      if (this.waiters.size === 0) return;
+      await pause(waitMs);
+      if (this.waiters.size === 0) return;
+      await this.sweepOnce();
+    }
+  }
+
+  /** The paced interval; with no usage to go by (ledger unreachable), the fastest one. */
+  private async nextSweepInMs(): Promise<number> {
+    const callsPerRound = this.lastSweepCalls || Math.floor(this.waiters.size / this.settings.perPage) + 1;
+    let usage: LedgerUsage;
+    try {
+      usage = await this.deps.budget.usage();
+    } catch {
+      return this.settings.minSweepMs;
+    }
+    const round = { callsPerRound, jobsWaiting: this.waiting, minIntervalMs: this.settings.minSweepMs };
+    const { reserve, compression } = this.settings;
+    if (usage.listJobs.remaining - readReserve('listJobs', usage, round.jobsWaiting, reserve) < callsPerRound) {
+      // The list calls left are the creates' until the reset: these jobs are polled within the status budget.
+      this.release('the list calls left in this window are kept for creates');
+    }
+    return paceFromUsage('listJobs', usage, round, this.now(), reserve, compression) ?? this.settings.minSweepMs;
+  }
+
+  private async sweepOnce(): Promise<void> {
+    const startedMs = this.now();
+    let listed: Set<string> | 'unfiltered';
+    try {
+      listed = await this.listProcessing();
+      this.failedSweeps = 0;
+    } catch (err) {
+      // A spent budget is waited out by the pace (the ledger's usage shows it); other failures count.
+      if (budgetWaitOf(err) === undefined && ++this.failedSweeps >= this.settings.maxFailedSweeps) {
+        // These waiters poll; later ones try the list again.
+        this.release(`listing processing jobs failed ${this.failedSweeps} times in a row: ${String(err)}`);
+        this.failedSweeps = 0;
+      }
+      return;
+    }
+    this.stats.sweeps += 1;
+    this.stats.lastSweepAt = new Date(startedMs).toISOString();
+    if (listed === 'unfiltered') {
+      // For good: such a list can never show that a job left.
+      this.givenUp = 'the service listed jobs in other states under state=processing (it does not honour the filter)';
+      this.release(this.givenUp);
+      return;
+    }
+    for (const waiter of [...this.waiters]) {
+      if (listed.has(waiter.jobId)) {
+        waiter.seen = true;
+        waiter.missed = 0;
+      } else if (waiter.seen || startedMs - waiter.sinceMs >= this.settings.listLateGraceMs) {
+        if (++waiter.missed < SWEEPS_MISSED_TO_LEAVE) continue;
+        this.waiters.delete(waiter);
+        waiter.resolve({ kind: 'left', seen: waiter.seen });
+      }
+    }
+  }
+
+  /** Every job listed in `processing`, or 'unfiltered' when a row shows another state. */
+  private async listProcessing(): Promise<Set<string> | 'unfiltered'> {
+    const seen = new Set<string>();
+    let calls = 0;
+    let first: string[] = [];
+    try {
+      // Until pages are known to count from 1, the first is asked for without a number, then 1, 2, ...
+      let page: number | undefined = this.pagesFromOne ? 1 : undefined;
+      for (let i = 0; i < this.settings.maxPages; i++) {
+        const query: ListJobsQuery = {
+          state: 'processing',
+          perPage: this.settings.perPage,
+          ...(page !== undefined ? { page } : {}),
+        };
+        const list = await this.calls.run('listJobs', () => this.deps.service.listJobs(query));
+        calls += 1;
+        // A row without a state cannot tell; a row in another state shows the filter was ignored.
+        if (list.data.some((job) => job.state !== undefined && knownJobState(job.state) !== 'processing')) {
+          return 'unfiltered';
+        }
+        const ids = list.data.map((job) => job.id);
+        const fresh = ids.filter((id) => !seen.has(id));
+        for (const id of fresh) seen.add(id);
+        if (ids.length === this.settings.perPage) this.fullPagesHonoured = true;
+        if (page === undefined) first = ids;
+        // Page 1 repeating the unnumbered page shows that pages count from 1: later sweeps skip the repeat.
+        const repeat = page === 1 && !this.pagesFromOne && first.length > 0 && sameIds(ids, first);
+        if (repeat) this.pagesFromOne = true;
+        const lastPage = this.fullPagesHonoured && ids.length < this.settings.perPage;
+        // Page 1 may repeat the unnumbered page, so "nothing new" ends the list only past that page.
+        const nothingNewEnds = page !== undefined && !repeat && (this.pagesFromOne || page >= 2);
+        if (ids.length === 0 || lastPage || (nothingNewEnds && fresh.length === 0)) break;
+        page = page === undefined ? 1 : page + 1;
+      }
+    } finally {
+      this.stats.listCalls += calls;
+      this.lastSweepCalls = calls;
+    }
+    return seen;
+  }
+
+  /** Every waiter now falls back to per-job polls. */
+  private release(reason: string): void {
+    for (const waiter of this.waiters) waiter.resolve({ kind: 'fallback', reason });
+    this.waiters.clear();
+  }
+}
+
+/** A wait that does not keep the process alive on its own. */
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+function sameIds(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((id, i) => id === b[i]);
+}

@@ -1,0 +1,163 @@
+/**
+ * awaitJobCompletion as production wires it (createActivities: one job
+ * watcher per process), on the spec's poll schedule compressed 1,000 times
+ * (5, 10, 20, 40, then 60 ms; the listing grace follows: 15 ms) against jobs
+ * that process for the same compressed durations.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { InMemoryBudgetGate } from '../../activities/budget/in-memory-gate.js';
+import { createActivities } from '../../activities/index.js';
+import type { ServiceClient } from '../../activities/service/client.js';
+import type { CallOptions, ListJobsQuery } from '../../activities/service/types.js';
+import type {
+  AwaitJobCompletionInput,
+  AwaitJobCompletionResult,
+  PollProgress,
+} from '../../workflows/contracts/activities.js';
+import { failureOf, runActivity } from '../support/activities.js';
+import { budgetWith, type ServiceWorld, startServiceWorld } from './environment.js';
+
+const CSV = Buffer.from('Account Name,Account Domain\nAcme,acme.example\n');
+const COMPRESSION = 1_000;
+const SPEC_SCHEDULE_MS = [5_000, 10_000, 20_000, 40_000, 60_000].map((ms) => ms / COMPRESSION);
+
+function awaitActivity(service: ServiceClient, budget: InMemoryBudgetGate) {
+  const activities = createActivities({
+    service,
+    budget,
+    s3: {} as never,
+    workflows: {} as never,
+    mappingLocks: {} as never,
+    settings: {
+      maxFileBytes: 1e9,
+      poll: { scheduleMs: SPEC_SCHEDULE_MS, jitterRatio: 0 },
+      uploadIdleTimeoutMs: 60_000,
+      partSizeBytes: 1 << 20,
+      parallelParts: 1,
+    },
+  });
+  return (input: AwaitJobCompletionInput, info = {}) =>
+    runActivity<AwaitJobCompletionInput, AwaitJobCompletionResult, PollProgress>(activities.awaitJobCompletion, input, {
+      heartbeatTimeoutMs: 100,
+      ...info,
+    });
+}
+
+async function uploadedJob(w: ServiceWorld): Promise<string> {
+  const job = await w.service.createJob({ dataImportName: 'watched', entityType: 'Account' });
+  await w.service.submitData(job.id, [CSV], { contentLength: CSV.length });
+  return job.id;
+}
+
+/** The service as the activities see it, recording the list queries the watcher sends. */
+function recording(w: ServiceWorld, rewrite: (q: ListJobsQuery) => ListJobsQuery = (q) => q) {
+  const queries: ListJobsQuery[] = [];
+  const service = {
+    getJob: w.service.getJob.bind(w.service),
+    listJobs(query: ListJobsQuery, opts?: CallOptions) {
+      queries.push(query);
+      return w.service.listJobs(rewrite(query), opts);
+    },
+  } as unknown as ServiceClient;
+  return { service, queries };
+}
+
+const calls = (w: ServiceWorld, endpoint: string, jobId?: string) =>
+  w.sim.requests().filter((r) => r.endpoint === endpoint && (jobId === undefined || r.path.endsWith(`/${jobId}`)))
+    .length;
+
+describe('awaitJobCompletion with the job watcher: a one-hour job', () => {
+  let w: ServiceWorld;
+  beforeAll(async () => {
+    w = await startServiceWorld({ processingMs: 3_600_000 / COMPRESSION });
+  });
+  afterAll(() => w.close());
+
+  it('costs at most 3 status reads, not the ~58 of polling it every minute', async () => {
+    const budget = budgetWith();
+    const jobId = await uploadedJob(w);
+    const t0 = Date.now();
+    const a = awaitActivity(w.service, budget)({ tenant: 't1', jobId, timeoutMs: 60_000 });
+    const result = await a.result;
+    expect(result.state).toBe('completed');
+    expect(calls(w, 'jobStatus', jobId)).toBeLessThanOrEqual(3);
+    expect(result.apiCalls.jobStatus).toBe(calls(w, 'jobStatus', jobId));
+    // Every list call was reserved with the ledger, like every status read.
+    expect(budget.requests.filter((r) => r.endpoint === 'listJobs')).toHaveLength(calls(w, 'listJobs'));
+    // It heartbeat while it waited, with the same waitingSince throughout.
+    expect(a.heartbeats.length).toBeGreaterThan(1);
+    expect(Date.now() - t0).toBeLessThan(10_000);
+    expect(new Set(a.heartbeats.map((h) => h.waitingSince)).size).toBe(1);
+  });
+
+  it('still enforces the job timeout, after one confirming read', async () => {
+    const jobId = await uploadedJob(w);
+    const before = calls(w, 'jobStatus', jobId);
+    const a = awaitActivity(w.service, budgetWith())({ tenant: 't1', jobId, timeoutMs: 300 });
+    const f = await failureOf(a.result);
+    expect(f.type).toBe('JobTimedOut');
+    expect(calls(w, 'jobStatus', jobId) - before).toBeLessThanOrEqual(2);
+  });
+});
+
+describe('awaitJobCompletion with the job watcher: a tenant with many processing jobs', () => {
+  let w: ServiceWorld;
+  beforeAll(async () => {
+    w = await startServiceWorld({ processingMs: 4_000 });
+  });
+  afterAll(() => w.close());
+  beforeEach(() => w.sim.clearFaults());
+
+  it('watches 300 jobs at 50 per page with few list calls and about one status read each', async () => {
+    const budget = budgetWith();
+    const { service, queries } = recording(w);
+    const run = awaitActivity(service, budget);
+    const listsBefore = calls(w, 'listJobs');
+    // Each import starts waiting as soon as its upload is in, as importFile does.
+    const jobIds: string[] = [];
+    const runs: ReturnType<typeof run>[] = [];
+    for (let i = 0; i < 300; i += 30) {
+      const batch = await Promise.all(Array.from({ length: 30 }, () => uploadedJob(w)));
+      jobIds.push(...batch);
+      runs.push(...batch.map((jobId) => run({ tenant: 't1', jobId, timeoutMs: 60_000 })));
+    }
+    const results = await Promise.all(runs.map((r) => r.result));
+    expect(results.every((r) => r.state === 'completed')).toBe(true);
+    const statusReads = jobIds.reduce((n, id) => n + calls(w, 'jobStatus', id), 0);
+    expect(statusReads / jobIds.length).toBeLessThanOrEqual(1.5);
+    // Per-job polling would need thousands of status reads; shared sweeps of 7 pages need a few hundred list calls.
+    const lists = calls(w, 'listJobs') - listsBefore;
+    expect(lists).toBeLessThan(jobIds.length);
+    expect(lists + statusReads).toBeLessThan(jobIds.length * 3);
+    // The watcher asked for 50 per page and left the entity type open: one sweep covers every type.
+    expect(queries.every((q) => q.state === 'processing' && q.perPage === 50 && q.entityType === undefined)).toBe(true);
+  });
+
+  it('falls back to per-job polls, logged once, when the service ignores the state filter', async () => {
+    const { service: ignoring } = recording(w, ({ state: _ignored, ...rest }) => rest);
+    // Another job sits completed in the list, so a sweep shows a row that is not processing.
+    const done = await uploadedJob(w);
+    while (w.sim.job(done)?.state !== 'completed') await new Promise((r) => setTimeout(r, 50));
+    const run = awaitActivity(ignoring, budgetWith());
+    const jobIds = [await uploadedJob(w), await uploadedJob(w)];
+    const runs = jobIds.map((jobId) => run({ tenant: 't1', jobId, timeoutMs: 60_000 }));
+    const results = await Promise.all(runs.map((r) => r.result));
+    expect(results.map((r) => r.state)).toEqual(['completed', 'completed']);
+    const warnings = runs.flatMap((r) => r.logs).filter((l) => l.level === 'WARN' && /falls back/.test(l.message));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]?.message).toMatch(/does not honour the filter/);
+  });
+
+  it('falls back to per-job polls when the service never lists the job', async () => {
+    const jobId = (await w.service.createJob({ dataImportName: 'unlisted', entityType: 'Account' })).id;
+    w.sim.jobFaults.listCreatedLate(10 * 60_000);
+    const hidden = (await w.service.createJob({ dataImportName: 'hidden', entityType: 'Account' })).id;
+    await w.service.submitData(hidden, [CSV], { contentLength: CSV.length });
+    const run = awaitActivity(w.service, budgetWith());
+    const a = run({ tenant: 't1', jobId: hidden, timeoutMs: 60_000 });
+    const result = await a.result;
+    expect(result.state).toBe('completed');
+    expect(a.logs.some((l) => l.level === 'WARN' && /never listed/.test(l.message))).toBe(true);
+    expect(jobId).not.toBe(hidden);
+  });
+});

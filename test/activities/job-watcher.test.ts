@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import type { ListJobsQuery } from '../../activities/service/types.js';
+import { JobWatcher } from '../../activities/watch/job-watcher.js';
+import { budgetWith } from './environment.js';
+
+/** A service whose processing list is `processing` (ids), paged from 1, recording each query. */
+function listing(processing: string[], perPageCap = Number.POSITIVE_INFINITY) {
+  const queries: ListJobsQuery[] = [];
+  return {
+    queries,
+    service: {
+      async listJobs(query: ListJobsQuery) {
+        queries.push(query);
+        const per = Math.min(query.perPage ?? 20, perPageCap);
+        const page = query.page ?? 1;
+        const data = processing.slice((page - 1) * per, page * per).map((id) => ({ id, state: 'processing' }));
+        return { data };
+      },
+    },
+  };
+}
+
+// Service time 100,000 times faster: the day's budget pays for a sweep every few milliseconds.
+const settings = { minSweepMs: 5, listLateGraceMs: 0, perPage: 50, compression: 100_000 };
+
+describe('JobWatcher', () => {
+  it('tells a waiter when its listed job left, after two sweeps miss it, and learns that pages count from 1', async () => {
+    const ids = Array.from({ length: 120 }, (_, i) => String(1000 + i));
+    const { service, queries } = listing(ids);
+    const watcher = new JobWatcher({ service, budget: budgetWith(), settings });
+    const watch = watcher.watch('1100');
+    while (watcher.stats.sweeps < 2) await new Promise((r) => setTimeout(r, 2));
+    ids.splice(ids.indexOf('1100'), 1);
+    expect(await watch.outcome).toEqual({ kind: 'left', seen: true });
+    // First sweep: unnumbered, 1 (a repeat), 2, 3 (short: 50 a page is honoured). Later sweeps: 1, 2, 3.
+    expect(queries.slice(0, 4).map((q) => q.page)).toEqual([undefined, 1, 2, 3]);
+    expect(queries.slice(4, 7).map((q) => q.page)).toEqual([1, 2, 3]);
+  });
+
+  it('releases its waiters to per-job polls while the list calls left are kept for creates', async () => {
+    const { service, queries } = listing(['7']);
+    // 40 list calls left, 1,200 creates left: every one of them is the creates'.
+    const watcher = new JobWatcher({ service, budget: budgetWith({ listJobs: 40 }), settings });
+    const outcome = await watcher.watch('7').outcome;
+    expect(outcome).toMatchObject({ kind: 'fallback', reason: expect.stringMatching(/kept for creates/) });
+    expect(queries).toHaveLength(0);
+  });
+});

@@ -1,0 +1,259 @@
+/**
+ * Budget benchmark (not a test): `npm run bench:budget -- [--json] [--imports N] [--quick]`.
+ *
+ * Per scenario (jobs that process 1 min, 10 min, 1 h, 6 h × a history of 0,
+ * 5,000, 50,000 completed jobs) it prints the calls per import on each
+ * budgeted endpoint, the imports a day the card's budgets (1,200 creates and
+ * uploads, 3,600 of each read) sustain with the binding endpoint, the delay
+ * from a job's end to its import knowing it (p50/p99), and the ledger
+ * Updates per import with their latency.
+ *
+ * Measured: a real worker, a real Temporal dev server, the simulator, with
+ * service time compressed (the factor is printed per scenario). The ledger
+ * counts every call but refuses none (its limits are set high), so that the
+ * counts are those of an unconstrained day; the card's budgets are applied to
+ * them afterwards. Extrapolated, and marked so: the steady state at the
+ * sustained rate (jobs in processing at once, the paced sweep interval and
+ * the delay it gives, see budget-model.ts), and the history rows' waiting
+ * cost, which history cannot change (the watcher lists `processing` jobs only;
+ * history jobs are completed): their creates are measured at that history.
+ */
+import { randomUUID } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import type { Client } from '@temporalio/client';
+import { LEDGER_MAX_HISTORY_EVENTS, ledgerWorkflowId } from '../../workflows/contracts/budget.js';
+import type { BudgetedEndpoint } from '../../workflows/contracts/endpoints.js';
+import { startOperatorStack } from '../support/operator-stack.js';
+import { type PerImport, type SteadyState, steadyState } from './budget-model.js';
+import { type Measured, runScenario, TENANT } from './budget-run.js';
+
+const MIN = 60_000;
+interface Processing {
+  label: string;
+  ms: number;
+  compression: number;
+}
+
+const PROCESSING: readonly Processing[] = [
+  { label: '1 min', ms: MIN, compression: 60 },
+  { label: '10 min', ms: 10 * MIN, compression: 120 },
+  { label: '1 h', ms: 60 * MIN, compression: 360 },
+  { label: '6 h', ms: 360 * MIN, compression: 1_440 },
+];
+const HISTORIES = [0, 5_000, 50_000] as const;
+
+interface Row {
+  processing: string;
+  history: number;
+  compression: number;
+  measured: Measured;
+  /** Which figures were not measured in this row's own run. */
+  extrapolated: string[];
+  perImport: PerImport;
+  steady: SteadyState;
+}
+
+function parse() {
+  const { values } = parseArgs({
+    options: {
+      json: { type: 'boolean', default: false },
+      imports: { type: 'string', default: '30' },
+      'history-imports': { type: 'string', default: '3' },
+      only: { type: 'string' },
+      compression: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    console.log(
+      'Usage: npm run bench:budget -- [--json] [--imports N] [--history-imports N]\n' +
+        '  --imports          imports per processing-time scenario at history 0 (default 30)\n' +
+        '  --history-imports  imports per history scenario (their creates page through the history; default 3)\n' +
+        '  --only LABEL       one processing time at history 0 (e.g. "1 h"), no history rows\n' +
+        '  --compression N    service time N times faster than real time for every row (default per row)\n' +
+        '  --json             print one JSON object instead of the table',
+    );
+    process.exit(0);
+  }
+  return {
+    json: values.json,
+    imports: Number(values.imports),
+    historyImports: Number(values['history-imports']),
+    only: values.only,
+    compression: values.compression === undefined ? undefined : Number(values.compression),
+  };
+}
+
+async function main(): Promise<void> {
+  const args = parse();
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const stack = await startOperatorStack({
+    simulator: { dailyLimits: { listJobs: 1e9, jobStatus: 1e9, createJob: 1e9, submitData: 1e9 } },
+  });
+  const rows: Row[] = [];
+  const taskQueue = `bench-budget-${randomUUID()}`;
+  let ledger: LedgerRuns;
+  try {
+    const waiting = new Map<string, Measured>();
+    const chosen = PROCESSING.filter((q) => args.only === undefined || q.label === args.only);
+    for (const p of chosen.map((q) => ({ ...q, compression: args.compression ?? q.compression }))) {
+      log(`history 0, processing ${p.label} (compressed ${p.compression}x), ${args.imports} imports ...`);
+      const measured = await runScenario(
+        stack,
+        {
+          processingMs: p.ms,
+          history: 0,
+          compression: p.compression,
+          imports: args.imports,
+        },
+        taskQueue,
+      );
+      waiting.set(p.label, measured);
+      rows.push(row(p, 0, measured, measured, []));
+    }
+    let history = 0;
+    for (const h of args.only === undefined ? HISTORIES.slice(1) : []) {
+      stack.sim.addCompletedHistory(h - history);
+      history = h;
+      // Creates do not depend on the processing time: one run per history, at 1 min.
+      const p = PROCESSING[0] as Processing;
+      log(`history ${h}, processing ${p.label} (compressed ${p.compression}x), ${args.historyImports} imports ...`);
+      const creates = await runScenario(
+        stack,
+        {
+          processingMs: p.ms,
+          history: h,
+          compression: p.compression,
+          imports: args.historyImports,
+        },
+        taskQueue,
+      );
+      for (const q of PROCESSING) {
+        const extrapolated = q === p ? [] : [`waiting cost and delay from the history-0 run of ${q.label}`];
+        rows.push(row(q, h, creates, q === p ? creates : waiting.get(q.label)!, extrapolated));
+      }
+    }
+    ledger = await ledgerRuns(stack.env.client);
+  } finally {
+    await stack.close();
+  }
+  const perDay = ledgerDay(rows, ledger);
+  if (args.json) console.log(JSON.stringify({ budgets: CARD, rows, ledger: { ...ledger, ...perDay } }, null, 2));
+  else {
+    printTable(rows);
+    console.log(
+      `\nLedger: ${ledger.runs} runs (continue-as-new at ${LEDGER_MAX_HISTORY_EVENTS} history events), ` +
+        `${fmt(ledger.eventsPerUpdate, 2)} history events per Update in the current run (${ledger.updatesInRun} Updates, ${ledger.eventsInRun} events). ` +
+        `A day of 1,200 imports at the highest measured Updates per import (${fmt(perDay.updatesPerImport)}): ` +
+        `${Math.round(perDay.updatesPerDay)} Updates, about ${Math.round(perDay.updatesPerRun)} per run, ${Math.ceil(perDay.runsPerDay)} runs a day; Temporal's limit is 2,000 Updates per run.`,
+    );
+  }
+}
+
+interface LedgerRuns {
+  runs: number;
+  updatesInRun: number;
+  eventsInRun: number;
+  eventsPerUpdate: number;
+}
+
+/** The ledger's runs so far, and how many history events one Update costs in its current run. */
+async function ledgerRuns(client: Client): Promise<LedgerRuns> {
+  const workflowId = ledgerWorkflowId(TENANT);
+  let runs = 0;
+  for await (const _ of client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) runs += 1;
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  const events = history.events ?? [];
+  const updatesInRun = events.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes).length;
+  return { runs, updatesInRun, eventsInRun: events.length, eventsPerUpdate: events.length / Math.max(1, updatesInRun) };
+}
+
+function ledgerDay(rows: Row[], ledger: LedgerRuns) {
+  const updatesPerImport = Math.max(...rows.map((r) => r.measured.ledger.updatesPerImport));
+  const updatesPerDay = updatesPerImport * 1_200;
+  const updatesPerRun = Math.min(updatesPerDay, LEDGER_MAX_HISTORY_EVENTS / ledger.eventsPerUpdate);
+  return { updatesPerImport, updatesPerDay, updatesPerRun, runsPerDay: updatesPerDay / updatesPerRun };
+}
+
+const CARD = { createJob: 1_200, submitData: 1_200, jobStatus: 3_600, listJobs: 3_600 };
+
+/**
+ * One row: creates (and their list calls) from `creates`, the waiting side
+ * (status reads, the watcher's list calls, delays) from `waiting`.
+ */
+function row(p: Processing, history: number, creates: Measured, waiting: Measured, extrapolated: string[]): Row {
+  const watcherList = (waiting.perImport.listJobs ?? 0) - waiting.createListPerImport;
+  const perImport: PerImport = {
+    ...waiting.perImport,
+    createJob: creates.perImport.createJob ?? 0,
+    submitData: creates.perImport.submitData ?? 0,
+    // The creates' own list calls count per import; the watcher's are a per-sweep cost (the model).
+    listJobs: creates.createListPerImport,
+  };
+  const steady = steadyState(perImport, p.ms);
+  return {
+    processing: p.label,
+    history,
+    compression: p.compression,
+    measured: { ...waiting, perImport: { ...waiting.perImport, listJobs: creates.createListPerImport + watcherList } },
+    extrapolated: [...extrapolated, 'steady state at the sustained rate (budget-model.ts)'],
+    perImport,
+    steady,
+  };
+}
+
+const ENDPOINTS: BudgetedEndpoint[] = ['createJob', 'submitData', 'jobStatus', 'listJobs'];
+const fmt = (n: number, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : '-');
+const human = (ms: number) =>
+  ms >= 3_600_000 ? `${fmt(ms / 3_600_000)} h` : ms >= 60_000 ? `${fmt(ms / 60_000)} min` : `${fmt(ms / 1000, 0)} s`;
+
+function printTable(rows: Row[]): void {
+  console.log('Budget benchmark: card budgets 1,200 creates/uploads, 3,600 per read endpoint a day.');
+  console.log(
+    "Service time compressed per row (simulator processing and the worker's poll schedule, sweep, grace and pacing window alike); delays are given in service time.\n",
+  );
+  console.log(
+    [
+      'processing',
+      'history',
+      'x',
+      'create',
+      'upload',
+      'status',
+      'list(create+watch)',
+      'imports/day (binding)',
+      'delay p50/p99 measured',
+      'steady: sweep / delay p50',
+      'ledger upd/import',
+      'upd p50/p99 ms',
+      'in flight',
+    ].join(' | '),
+  );
+  for (const r of rows) {
+    const m = r.measured;
+    const cells = [
+      r.processing,
+      String(r.history),
+      String(r.compression),
+      ...ENDPOINTS.slice(0, 3).map((e) => fmt(m.perImport[e] ?? 0, 2)),
+      `${fmt(m.perImport.listJobs ?? 0, 2)} (${fmt(r.perImport.listJobs ?? 0, 2)}+${fmt((m.perImport.listJobs ?? 0) - (r.perImport.listJobs ?? 0), 2)})`,
+      `${r.steady.importsPerDay} (${r.steady.binding})`,
+      `${human(m.delayMs.p50)} / ${human(m.delayMs.p99)}`,
+      `${human(r.steady.sweepIntervalMs)} / ${human(r.steady.delayMs.p50)}`,
+      fmt(m.ledger.updatesPerImport, 1),
+      `${fmt(m.ledger.latencyMs.p50)} / ${fmt(m.ledger.latencyMs.p99)}`,
+      String(m.maxInFlight),
+    ];
+    console.log(cells.join(' | '));
+  }
+  console.log('\nExtrapolated figures per row:');
+  for (const r of rows) console.log(`  ${r.processing}, history ${r.history}: ${r.extrapolated.join('; ')}`);
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
