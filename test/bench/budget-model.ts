@@ -9,7 +9,7 @@
  */
 import { SPEC_BUDGET_SETTINGS } from '../../activities/budget/in-memory-gate.js';
 import { paceIntervalMs } from '../../activities/watch/pace.js';
-import { BUDGETED_ENDPOINTS, type BudgetedEndpoint } from '../../workflows/contracts/endpoints.js';
+import type { BudgetedEndpoint } from '../../workflows/contracts/endpoints.js';
 
 export const DAY_MS = 86_400_000;
 export const TARGET_PER_DAY = 1_200;
