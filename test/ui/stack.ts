@@ -96,6 +96,8 @@ export async function startStack(options: StackOptions): Promise<UiStack> {
         IMPORT_TASK_QUEUE: taskQueue,
         IMPORT_POLL_SCHEDULE: '500ms,1s',
         WORKER_METRICS_PORT: '0',
+        // An operator's pause or reset reaches the running attempt within a second (README "Activity controls").
+        WORKER_HEARTBEAT_THROTTLE: '1s',
         LOG_LEVEL: 'WARN',
       },
       { needsService: true },

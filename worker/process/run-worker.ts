@@ -37,7 +37,11 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
   // awaitJobCompletion stays on the main queue too, for polls scheduled there before polls had their own.
   const { uploadData, ...shortActivities } = createActivities(deps);
   const { awaitJobCompletion } = shortActivities;
-  const common = { connection, namespace: config.temporal.namespace };
+  const common = {
+    connection,
+    namespace: config.temporal.namespace,
+    maxHeartbeatThrottleInterval: config.worker.heartbeatThrottleMs,
+  };
 
   const main = await Worker.create({
     ...common,
