@@ -17,6 +17,7 @@ import type {
 } from '../workflows/contracts/activities.js';
 import { pollDelayMs } from '../workflows/poll-schedule.js';
 import { failure } from './failures.js';
+import { HEARTBEAT_PULSE_MS, withHeartbeatPulse } from './heartbeat-pulse.js';
 import { knownJobState, unexpectedJobState } from './job-state.js';
 import type { CallOptions, ImportJob } from './service/types.js';
 import { ServiceCalls, type ServiceCallsDeps } from './service-calls.js';
@@ -66,47 +67,50 @@ export function makeAwaitJobCompletion(deps: AwaitJobCompletionDeps) {
     const beat = () => ctx.heartbeat({ ...progress });
     let polls = 0;
     beat();
-    for (;;) {
-      // The last sleep is cut at the deadline, so the final poll happens at it rather than after it;
-      // a deadline already past (after a long budget wait) still gets one poll.
-      const delayMs = Math.max(
-        0,
-        Math.min(
-          pollDelayMs(progress.pollIndex, deps.poll.scheduleMs, deps.poll.jitterRatio, deps.random),
-          deadlineMs - now(),
-        ),
-      );
-      for (let slept = 0; slept < delayMs; slept += sliceMs) {
-        await ctx.sleep(Math.min(sliceMs, delayMs - slept));
+    // A pause or reset must reach an attempt whose status call is slow too, and abort that call.
+    return withHeartbeatPulse(beat, HEARTBEAT_PULSE_MS, async () => {
+      for (;;) {
+        // The last sleep is cut at the deadline, so the final poll happens at it rather than after it;
+        // a deadline already past (after a long budget wait) still gets one poll.
+        const delayMs = Math.max(
+          0,
+          Math.min(
+            pollDelayMs(progress.pollIndex, deps.poll.scheduleMs, deps.poll.jitterRatio, deps.random),
+            deadlineMs - now(),
+          ),
+        );
+        for (let slept = 0; slept < delayMs; slept += sliceMs) {
+          await ctx.sleep(Math.min(sliceMs, delayMs - slept));
+          beat();
+        }
+        const job = await calls.run('jobStatus', () => deps.service.getJob(jobId, { signal }));
+        polls += 1;
+        progress.pollIndex += 1;
+        const state = knownJobState(job.state);
+        if (job.state !== progress.lastState) {
+          log.info('Import job state changed', { jobId, from: progress.lastState, to: job.state, polls });
+        }
+        // The service's own spelling, so an unknown state shows as it is.
+        progress.lastState = job.state;
         beat();
+        if (state === undefined) throw unexpectedJobState(jobId, job.state, 'polling stopped instead of waiting on it');
+        if (state === 'completed') return { state: 'completed', polls, apiCalls: calls.counts };
+        if (state === 'failed') {
+          throw failure(
+            'JobFailed',
+            `import job ${jobId} failed: the service reports state failed and gives no reason; check the file's rows and the job in the service`,
+            { jobId },
+          );
+        }
+        // Decided after a poll, never before one: a job that finished during a long wait is completed, not timed out.
+        if (deadlineMs - now() <= 0) {
+          throw failure(
+            'JobTimedOut',
+            `import job ${jobId} did not finish within ${timeoutMs} ms of ${progress.waitingSince}; its last state was ${progress.lastState}`,
+            { jobId, lastState: progress.lastState, waitingSince: progress.waitingSince, timeoutMs },
+          );
+        }
       }
-      const job = await calls.run('jobStatus', () => deps.service.getJob(jobId, { signal }));
-      polls += 1;
-      progress.pollIndex += 1;
-      const state = knownJobState(job.state);
-      if (job.state !== progress.lastState) {
-        log.info('Import job state changed', { jobId, from: progress.lastState, to: job.state, polls });
-      }
-      // The service's own spelling, so an unknown state shows as it is.
-      progress.lastState = job.state;
-      beat();
-      if (state === undefined) throw unexpectedJobState(jobId, job.state, 'polling stopped instead of waiting on it');
-      if (state === 'completed') return { state: 'completed', polls, apiCalls: calls.counts };
-      if (state === 'failed') {
-        throw failure(
-          'JobFailed',
-          `import job ${jobId} failed: the service reports state failed and gives no reason; check the file's rows and the job in the service`,
-          { jobId },
-        );
-      }
-      // Decided after a poll, never before one: a job that finished during a long wait is completed, not timed out.
-      if (deadlineMs - now() <= 0) {
-        throw failure(
-          'JobTimedOut',
-          `import job ${jobId} did not finish within ${timeoutMs} ms of ${progress.waitingSince}; its last state was ${progress.lastState}`,
-          { jobId, lastState: progress.lastState, waitingSince: progress.waitingSince, timeoutMs },
-        );
-      }
-    }
+    });
   };
 }
