@@ -12,7 +12,14 @@ import { loadConfig } from '../../temporal.config.js';
 import { type LocalS3, S3RVER_CREDENTIALS, startLocalS3 } from '../../worker/demo/local-s3.js';
 import { type LocalTemporal, startDevServer } from '../../worker/demo/local-temporal.js';
 import { runWorker } from '../../worker/process/run-worker.js';
-import { DEMO_TOKENS, type JobRecord, type RequestRecord, startSimulator } from '../simulator/server.js';
+import {
+  type ChaosOptions,
+  DEMO_TOKENS,
+  type JobRecord,
+  type RequestRecord,
+  type ServiceRecord,
+  startSimulator,
+} from '../simulator/server.js';
 
 export const BUCKET = 'crm-drops';
 
@@ -31,8 +38,14 @@ export interface SimulatorInspection {
   baseUrl: string;
   jobs(): Promise<JobRecord[]>;
   requests(): Promise<RequestRecord[]>;
+  /** What it committed: per job the complete bodies it accepted, per name key the jobs made. */
+  record(): Promise<ServiceRecord>;
   failNext(endpoint: string, status: number): Promise<void>;
+  /** Any queued fault of test/simulator/faults.ts, e.g. `{ kind: 'delayNext', endpoint: 'createJob', ms: 20000 }`. */
+  fault(fault: { kind: string } & Record<string, unknown>): Promise<void>;
   clearFaults(): Promise<void>;
+  /** Seeded random faults for every request (test/simulator/chaos.ts); null turns them off. */
+  chaos(options: ChaosOptions | null): Promise<void>;
 }
 
 function inspection(baseUrl: string): SimulatorInspection {
@@ -49,7 +62,10 @@ function inspection(baseUrl: string): SimulatorInspection {
     baseUrl,
     jobs: () => call('GET', 'jobs') as Promise<JobRecord[]>,
     requests: () => call('GET', 'requests') as Promise<RequestRecord[]>,
+    record: () => call('GET', 'record') as Promise<ServiceRecord>,
     failNext: async (endpoint, status) => void (await call('POST', 'faults', { kind: 'failNext', endpoint, status })),
+    fault: async (fault) => void (await call('POST', 'faults', fault)),
+    chaos: async (options) => void (await call('POST', 'chaos', { chaos: options })),
     clearFaults: async () => void (await call('POST', 'reset-faults')),
   };
 }
