@@ -76,6 +76,7 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
       metricsPort: readVariable(env, 'WORKER_METRICS_PORT'),
       workflowBundlePath: readVariable(env, 'WORKFLOW_BUNDLE_PATH'),
       connectTimeoutMs: readVariable(env, 'WORKER_CONNECT_TIMEOUT'),
+      heartbeatThrottleMs: readVariable(env, 'WORKER_HEARTBEAT_THROTTLE'),
       logLevel: readVariable(env, 'LOG_LEVEL'),
       deployment: loadWorkerDeployment(env),
     },

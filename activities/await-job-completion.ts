@@ -31,6 +31,7 @@ import type {
 import { pollDelayMs } from '../workflows/poll-schedule.js';
 import type { BudgetGate } from './budget/gate.js';
 import { budgetWaitFailure, failure } from './failures.js';
+import { HEARTBEAT_PULSE_MS, withHeartbeatPulse } from './heartbeat-pulse.js';
 import { knownJobState, unexpectedJobState } from './job-state.js';
 import type { CallOptions, ImportJob } from './service/types.js';
 import { ServiceCalls, type ServiceCallsDeps } from './service-calls.js';
@@ -162,25 +163,28 @@ export function makeAwaitJobCompletion(deps: AwaitJobCompletionDeps) {
     }
 
     beat();
-    const watcher = deps.watcher;
-    if (!watcher) return pollUntilEnd(undefined);
-    for (let misses = 0; ; ) {
-      const outcome = await watched(watcher);
-      if (outcome?.kind === 'fallback') {
-        const notice = watcher.takeFallbackNotice(outcome.reason);
-        if (notice) log.warn(`job watching falls back to per-job status polls: ${notice}`, { jobId });
-        return pollUntilEnd(watcher);
+    // A pause or reset must reach an attempt whose status call is slow too, and abort that call.
+    return withHeartbeatPulse(beat, HEARTBEAT_PULSE_MS, async () => {
+      const watcher = deps.watcher;
+      if (!watcher) return pollUntilEnd(undefined);
+      for (let misses = 0; ; ) {
+        const outcome = await watched(watcher);
+        if (outcome?.kind === 'fallback') {
+          const notice = watcher.takeFallbackNotice(outcome.reason);
+          if (notice) log.warn(`job watching falls back to per-job status polls: ${notice}`, { jobId });
+          return pollUntilEnd(watcher);
+        }
+        // Left the list, or the deadline came: one read says how it ended.
+        const step = await read();
+        if (step.kind === 'done') return step.result;
+        if (outcome && !outcome.seen) misses += 1;
+        if (misses >= MAX_WATCH_MISSES) {
+          const notice = watcher.takeFallbackNotice('a job in progress was never listed as processing');
+          if (notice) log.warn(`job watching falls back to per-job status polls: ${notice}`, { jobId });
+          return pollUntilEnd(watcher);
+        }
       }
-      // Left the list, or the deadline came: one read says how it ended.
-      const step = await read();
-      if (step.kind === 'done') return step.result;
-      if (outcome && !outcome.seen) misses += 1;
-      if (misses >= MAX_WATCH_MISSES) {
-        const notice = watcher.takeFallbackNotice('a job in progress was never listed as processing');
-        if (notice) log.warn(`job watching falls back to per-job status polls: ${notice}`, { jobId });
-        return pollUntilEnd(watcher);
-      }
-    }
+    });
   };
 }
 

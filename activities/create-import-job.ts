@@ -30,6 +30,7 @@ import type {
   JobLookupProgress,
 } from '../workflows/contracts/activities.js';
 import { jobNameHasKey, jobNameWithKey } from '../workflows/contracts/job-key.js';
+import { HEARTBEAT_PULSE_MS, withHeartbeatPulse } from './heartbeat-pulse.js';
 import type {
   CallOptions,
   CreateImportJobBody,
@@ -79,31 +80,34 @@ export function makeCreateImportJob(deps: CreateImportJobDeps) {
     const beat = () => ctx.heartbeat({ ...progress });
     let uncertainCreate: unknown;
     const search = new JobSearch(input, states, perPage, calls, deps.service, signal, beat);
-    for (;;) {
-      const createdMs = progress.createdAt === undefined ? undefined : Date.parse(progress.createdAt);
-      if (createdMs !== undefined && Date.parse(progress.startedAt) < createdMs + settleMs) {
-        await sleepHeartbeating(createdMs + settleMs - now(), sliceMs, beat);
-        Object.assign(progress, freshSearch(now()), { createdAt: progress.createdAt });
-      }
-      const found = await search.run(progress);
-      if (found) {
-        log.info('Import job found, created earlier', { jobId: found.id, jobState: found.state });
-        return { jobId: found.id, reused: true, state: found.state, apiCalls: calls.counts };
-      }
-      // Settled and searched, and still no job: the uncertain create made none. Let Temporal back off before the next.
-      if (uncertainCreate !== undefined) throw uncertainCreate;
+    // A pause or reset must reach an attempt waiting on a slow list or create, and abort that call.
+    return withHeartbeatPulse(beat, HEARTBEAT_PULSE_MS, async () => {
+      for (;;) {
+        const createdMs = progress.createdAt === undefined ? undefined : Date.parse(progress.createdAt);
+        if (createdMs !== undefined && Date.parse(progress.startedAt) < createdMs + settleMs) {
+          await sleepHeartbeating(createdMs + settleMs - now(), sliceMs, beat);
+          Object.assign(progress, freshSearch(now()), { createdAt: progress.createdAt });
+        }
+        const found = await search.run(progress);
+        if (found) {
+          log.info('Import job found, created earlier', { jobId: found.id, jobState: found.state });
+          return { jobId: found.id, reused: true, state: found.state, apiCalls: calls.counts };
+        }
+        // Settled and searched, and still no job: the uncertain create made none. Let Temporal back off before the next.
+        if (uncertainCreate !== undefined) throw uncertainCreate;
 
-      progress.createdAt = new Date(now()).toISOString();
-      beat();
-      try {
-        const job = await calls.run('createJob', () => deps.service.createJob(createBody(input), { signal }));
-        log.info('Import job created', { jobId: job.id, jobState: job.state });
-        return { jobId: job.id, reused: false, state: job.state, apiCalls: calls.counts };
-      } catch (err) {
-        if (!(err instanceof ApplicationFailure) || !UNCERTAIN_CREATE_FAILURES.has(err.type ?? '')) throw err;
-        uncertainCreate = err;
+        progress.createdAt = new Date(now()).toISOString();
+        beat();
+        try {
+          const job = await calls.run('createJob', () => deps.service.createJob(createBody(input), { signal }));
+          log.info('Import job created', { jobId: job.id, jobState: job.state });
+          return { jobId: job.id, reused: false, state: job.state, apiCalls: calls.counts };
+        } catch (err) {
+          if (!(err instanceof ApplicationFailure) || !UNCERTAIN_CREATE_FAILURES.has(err.type ?? '')) throw err;
+          uncertainCreate = err;
+        }
       }
-    }
+    });
   };
 }
 

@@ -6,7 +6,7 @@
  */
 import type { Client } from '@temporalio/client';
 import type { LocalS3 } from '../../worker/demo/local-s3.js';
-import type { JobRecord, RequestRecord } from '../simulator/server.js';
+import type { ChaosOptions, JobRecord, RequestRecord, ServiceRecord } from '../simulator/server.js';
 import { startFullStack } from '../support/full-stack.js';
 
 export const BUCKET = 'crm-drops';
@@ -26,6 +26,12 @@ interface SimulatorInspection {
   baseUrl: string;
   jobs(): Promise<JobRecord[]>;
   requests(): Promise<RequestRecord[]>;
+  /** What it committed: per job the complete bodies it accepted, per name key the jobs made. */
+  record(): Promise<ServiceRecord>;
+  /** Any queued fault of test/simulator/faults.ts, e.g. `{ kind: 'delayNext', endpoint: 'createJob', ms: 20000 }`. */
+  fault(fault: { kind: string } & Record<string, unknown>): Promise<void>;
+  /** Seeded random faults for every request (test/simulator/chaos.ts); null turns them off. */
+  chaos(options: ChaosOptions | null): Promise<void>;
   failNext(endpoint: string, status: number): Promise<void>;
   clearFaults(): Promise<void>;
 }
@@ -44,6 +50,9 @@ function inspection(baseUrl: string): SimulatorInspection {
     baseUrl,
     jobs: () => call('GET', 'jobs') as Promise<JobRecord[]>,
     requests: () => call('GET', 'requests') as Promise<RequestRecord[]>,
+    record: () => call('GET', 'record') as Promise<ServiceRecord>,
+    fault: async (fault) => void (await call('POST', 'faults', fault)),
+    chaos: async (options) => void (await call('POST', 'chaos', { chaos: options })),
     failNext: async (endpoint, status) => void (await call('POST', 'faults', { kind: 'failNext', endpoint, status })),
     clearFaults: async () => void (await call('POST', 'reset-faults')),
   };
@@ -62,7 +71,12 @@ export async function startStack(options: StackOptions): Promise<UiStack> {
     webUi: true,
     sdkLogLevel: 'ERROR',
     simulator: { processingMs: options.processingMs },
-    workerEnv: { IMPORT_POLL_SCHEDULE: '500ms,1s', LOG_LEVEL: 'WARN' },
+    workerEnv: {
+      IMPORT_POLL_SCHEDULE: '500ms,1s',
+      LOG_LEVEL: 'WARN',
+      // An operator's pause or reset reaches the running attempt within a second (README "Activity controls").
+      WORKER_HEARTBEAT_THROTTLE: '1s',
+    },
   });
   try {
     await stack.startWorker();

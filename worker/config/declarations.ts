@@ -189,6 +189,13 @@ export const CONFIG_VARIABLES = {
     '2m',
     duration({ allowZero: true }),
   ),
+  // The SDK holds heartbeats for up to min(0.8 x heartbeat timeout, this): an operator's pause or reset in the
+  // Temporal UI reaches a running attempt only with its next sent heartbeat, 48 s later with the SDK's 60 s.
+  WORKER_HEARTBEAT_THROTTLE: variable(
+    'Longest a running activity holds back its heartbeat; a pause or reset from the Temporal UI reaches a running upload, create or job wait within this (see [Activity controls in the Temporal UI](#activity-controls-in-the-temporal-ui)). Shorter means more heartbeat calls to Temporal',
+    '5s',
+    duration(),
+  ),
   WORKFLOW_BUNDLE_PATH: optional(
     'A prebuilt workflow bundle; unset: the one `npm run build` wrote beside the compiled worker, or (under tsx) bundled from source at start',
     readableFile('a workflow bundle written by npm run build'),

@@ -95,6 +95,8 @@ export interface Config extends ClientConfig {
     workflowBundlePath?: string;
     /** How long a starting worker keeps retrying to reach Temporal; 0 tries once. */
     connectTimeoutMs: number;
+    /** maxHeartbeatThrottleInterval: how soon a pause or reset from the Temporal UI reaches a running attempt. */
+    heartbeatThrottleMs: number;
     logLevel: LogLevel;
     /** Set: the worker polls as this deployment version; absent: as today, unversioned. */
     deployment?: WorkerDeployment;

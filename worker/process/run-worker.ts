@@ -43,6 +43,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
     connection,
     namespace: config.temporal.namespace,
     ...deploymentOptions(config.worker.deployment),
+    maxHeartbeatThrottleInterval: config.worker.heartbeatThrottleMs,
   };
 
   const main = await Worker.create({
