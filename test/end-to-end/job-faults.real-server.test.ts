@@ -17,6 +17,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InMemoryBudgetGate, SPEC_BUDGET_SETTINGS } from '../../activities/budget/in-memory-gate.js';
+import { InMemoryJobRecordGate } from '../../activities/job-record/in-memory-gate.js';
 import { createActivities } from '../../activities/index.js';
 import { S3Source } from '../../activities/s3/source.js';
 import type { TokenSource } from '../../activities/service/bearer-token.js';
@@ -97,6 +98,7 @@ describe('job faults through a whole import on a real server', () => {
       budget: new InMemoryBudgetGate(SPEC_BUDGET_SETTINGS),
       workflows: { statusOf: async () => undefined },
       mappingLocks: { acquire: () => Promise.reject(new Error('no mapping lock is taken in this test')) },
+      jobRecord: new InMemoryJobRecordGate(),
       settings: {
         maxFileBytes: 5 * 1024 ** 3,
         poll: { scheduleMs: [100, 200], jitterRatio: 0 },

@@ -9,6 +9,7 @@ import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Info } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { InMemoryBudgetGate, SPEC_BUDGET_SETTINGS } from '../../../activities/budget/in-memory-gate.js';
+import { InMemoryJobRecordGate } from '../../../activities/job-record/in-memory-gate.js';
 import { type RangeRead, S3Source } from '../../../activities/s3/source.js';
 import { ServiceClient } from '../../../activities/service/client.js';
 import { createTokenSource } from '../../../activities/service/token-source.js';
@@ -105,12 +106,16 @@ export async function startWorld(options: WorldOptions = {}): Promise<UploadWorl
   };
 }
 
+/** Leases and lags short enough for tests (a lease must outlast the fence's 1 s margin). */
+export const TEST_RECORD_SETTINGS = { leaseMs: 3_000, lagMs: 200 };
+
 export function uploadDeps(world: UploadWorld, overrides: Partial<UploadDataDeps> = {}): UploadDataDeps {
   return {
     service: world.service,
     s3: world.source,
     budget: world.budget,
-
+    // One record per deps, so the attempts of one upload share it; a short lease and lag keep settles short.
+    jobRecord: new InMemoryJobRecordGate(TEST_RECORD_SETTINGS),
     uploadIdleTimeoutMs: 60_000,
     partSizeBytes: 64 * 1024,
     parallelParts: 1,
