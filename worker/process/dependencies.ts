@@ -5,8 +5,8 @@
  */
 import type { Client } from '@temporalio/client';
 import { TemporalBudgetGate } from '../../activities/budget/temporal-gate.js';
-import { TemporalJobRecordGate } from '../../activities/job-record/gate.js';
 import type { ActivityDeps } from '../../activities/index.js';
+import { TemporalJobRecordGate } from '../../activities/job-record/gate.js';
 import { temporalMappingLocks } from '../../activities/mapping-lock.js';
 import { temporalWorkflowStatuses } from '../../activities/read-import-states.js';
 import { createS3Client } from '../../activities/s3/client.js';
