@@ -131,7 +131,7 @@ export function makeUploadData(deps: UploadDataDeps) {
       }
       beat();
       log.info('Upload finished', { jobId: input.jobId, ...transferRate(progress.bytesSent, Date.now() - startedMs) });
-      return await settle(deps, input, calls, record, answer);
+      return await settle(deps, input, calls, progress, sending, answer);
     } catch (err) {
       if (cancelled.aborted) throw cancelled.reason;
       throw err;
@@ -220,20 +220,35 @@ function transferRate(
   return { bytes, seconds: Number(seconds.toFixed(3)), megabytesPerSecond: Number((bytes / 1e6 / seconds).toFixed(2)) };
 }
 
-/** A 200 to the whole body: the job left `new`, or it does within the service's lag. */
+/** The service answered before it had the whole body: it may hold part of the file, and cannot take the rest. */
+function partialFile(input: UploadDataInput, bytesSent: number, state: string): unknown {
+  return failure(
+    'UploadIncomplete',
+    `uploading ${s3Url(input.bucket, input.key)} to job ${input.jobId}: the service answered while only ${bytesSent} ` +
+      `of ${input.sizeBytes} bytes were sent (job ${JSON.stringify(state)}), so it may hold part of the file and ` +
+      'cannot take the rest; check the job in the service and import the file again as a new import',
+    { jobId: input.jobId, bytesSent, totalBytes: input.sizeBytes, state },
+  );
+}
+
+/** A 200 to the whole body (and only to it): the job left `new`, or it does within the service's lag. */
 async function settle(
   deps: UploadDataDeps,
   input: UploadDataInput,
   calls: ServiceCalls,
-  record: JobRecordSession,
+  progress: UploadProgress,
+  sending: Sending,
   answer: ImportJob,
 ): Promise<UploadDataResult> {
+  if (!sending.tailSent || progress.bytesSent < input.sizeBytes) {
+    throw partialFile(input, progress.bytesSent, answer.state);
+  }
   const answered = knownJobState(answer.state);
   if (answered === undefined) {
     throw unexpectedJobState(input.jobId, answer.state, 'every byte was sent and answered 200');
   }
   const state = answered === 'new' ? await awaitLeftNew(deps, input, calls) : answered;
-  await record.noteJobState(input.jobId, state);
+  await sending.record.noteJobState(input.jobId, state);
   return { skipped: false, bytesSent: input.sizeBytes, state, apiCalls: calls.counts };
 }
 

@@ -37,22 +37,30 @@ export class RecordingS3Source extends S3Source {
   }
 }
 
-/** An S3 source whose bodies start flowing only once `gate` resolves: a slow read, on a real S3 socket. */
+/**
+ * An S3 source whose bodies flow past their first `openBytes` only once `gate`
+ * resolves: a slow read, on a real S3 socket.
+ */
 export class GatedS3Source extends S3Source {
   constructor(
     client: S3Client,
     private readonly gate: Promise<void>,
+    private readonly openBytes = 0,
   ) {
     super(client);
   }
 
   override async read(bucket: string, key: string, options: RangeRead): Promise<Readable> {
     const body = await super.read(bucket, key, options);
-    const gate = this.gate;
+    const { gate, openBytes } = this;
     return Readable.from(
       (async function* () {
-        await gate;
-        yield* body;
+        let passed = 0;
+        for await (const chunk of body as AsyncIterable<Buffer>) {
+          if (passed >= openBytes) await gate;
+          passed += chunk.byteLength;
+          yield chunk;
+        }
       })(),
     );
   }
@@ -164,7 +172,7 @@ export interface RetriedUpload {
 
 /**
  * Runs uploadData the way Temporal retries it: a retryable failure starts the
- * next attempt with the last heartbeat's details, until an attempt succeeds,
+ * next attempt (with the last heartbeat's details, which only show progress), until an attempt succeeds,
  * fails non-retryably, or `maxAttempts` ran (standing for "retried forever").
  */
 export async function uploadWithRetries(
@@ -177,7 +185,12 @@ export async function uploadWithRetries(
 ): Promise<RetriedUpload> {
   let details = earlier;
   for (let attempt = firstAttempt; ; attempt++) {
-    const run = runUpload(deps, input, { attempt, heartbeatDetails: details });
+    // Each attempt scheduled later than the one before, as Temporal schedules them: the record tells them apart.
+    const run = runUpload(deps, input, {
+      attempt,
+      heartbeatDetails: details,
+      currentAttemptScheduledTimestampMs: attempt,
+    });
     try {
       return { result: await run.result, attempts: attempt };
     } catch (err) {
