@@ -11,6 +11,7 @@ import { makeCountWindowSpend } from './budget/window-spend.js';
 import { makeCreateImportJob } from './create-import-job.js';
 import { createDryRunActivities } from './dry-run/index.js';
 import { makeInspectSource } from './inspect-source.js';
+import type { JobRecordGate } from './job-record/gate.js';
 import { makeListFeedObjects } from './list-feed-objects.js';
 import type { MappingLocks } from './mapping-lock.js';
 import { makeReadImportStates, type WorkflowStatuses } from './read-import-states.js';
@@ -45,6 +46,8 @@ export interface ActivityDeps {
   workflows: WorkflowStatuses;
   /** The custom sources' mapping locks. */
   mappingLocks: MappingLocks;
+  /** The object versions' job records: which job imports a version, who may create or upload it now. */
+  jobRecord: JobRecordGate;
   settings: ActivitySettings;
   /** Metrics hook: bytes as they move into an upload. */
   onBytesUploaded?: (bytes: number) => void;
@@ -61,6 +64,7 @@ export function createActivities(deps: ActivityDeps) {
     uploadData: makeUploadData({
       ...calls,
       s3,
+      jobRecord: deps.jobRecord,
       uploadIdleTimeoutMs: settings.uploadIdleTimeoutMs,
       partSizeBytes: settings.partSizeBytes,
       parallelParts: settings.parallelParts,

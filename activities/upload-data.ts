@@ -1,18 +1,25 @@
 /**
  * The uploadData activity: streams the S3 object into the job's data PUT.
  *
- * Exactly once: every attempt first reads the job's state and sends nothing
- * unless the job is still `new`, so a retry after a lost response never
- * uploads an accepted file again. One PUT cannot resume half way, so a retry
- * that finds the job `new` after a partial send sends the whole file again.
- *
- * Once every byte went out, nothing is sent again blindly: the attempt waits
- * for the service's answer (the client's response timeout, not the idle
- * watchdog), and records `allBytesSent` in its heartbeat details. A later
- * attempt that finds it sends nothing: it waits a bounded time for the job to
- * leave `new` and, if it does not, asks an operator (UploadUnconfirmed),
- * since a service that commits late would otherwise take the file twice.
- * Success needs every byte sent and a state that left `new`.
+ * Exactly once rests on the job record of the object version
+ * (workflows/job-record.ts), never on heartbeat details (held back by the
+ * SDK, lost with a killed worker, cleared by an operator's activity reset):
+ * they only show progress.
+ * - The attempt claims the upload. The record answers `done` when it knows
+ *   the job holds its data, else `send` with a settle: how long a body an
+ *   earlier attempt may have completed can still arrive and be committed.
+ * - After the settle the job's state decides: out of `new`, the job holds the
+ *   file (a body short of its length never commits, so any complete body is
+ *   the pinned file): success, nothing sent. Still `new`: no earlier body can
+ *   arrive any more, so the whole file goes again.
+ * - The body's last bytes wait for the fence (activities/job-record/
+ *   fenced-body.ts): they leave only within a lease the record grants this
+ *   attempt while it still owns the upload, so an attempt cut off from
+ *   Temporal, frozen or superseded cannot complete a second body.
+ * - A broken connection is reported to the record (best effort) and retried:
+ *   the next attempt sends again by itself. An operator is asked
+ *   (UploadUnconfirmed) only when the service contradicts itself: it answered
+ *   200 to the whole body, yet the job reads `new` past the settle.
  *
  * The S3 body is the PUT body: the client pulls a chunk only when the socket
  * took the last one, so backpressure holds end to end and memory stays
@@ -24,8 +31,11 @@ import type { Readable } from 'node:stream';
 import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { UploadDataInput, UploadDataResult, UploadProgress } from '../workflows/contracts/activities.js';
+import type { ClaimUploadAnswer } from '../workflows/contracts/job-record.js';
 import type { BudgetGate } from './budget/gate.js';
 import { failure } from './failures.js';
+import { FenceRefused, fencedBody } from './job-record/fenced-body.js';
+import type { JobRecordGate, JobRecordSession } from './job-record/gate.js';
 import { knownJobState, unexpectedJobState } from './job-state.js';
 import { RangeNotHonoured, SourceAccessDenied, SourceObjectChanged, SourceObjectMissing, s3Url } from './s3/errors.js';
 import { AUTO_MAX_PARTS, openRangedRead, type ParallelParts } from './s3/ranged-reader.js';
@@ -37,13 +47,18 @@ import { IdleWatchdog } from './upload/idle-watchdog.js';
 /** What this activity needs of the service client. */
 interface UploadService {
   getJob(jobId: string, options?: CallOptions): Promise<ImportJob>;
-  submitData(jobId: string, body: Readable, options: SubmitDataOptions): Promise<ImportJob>;
+  submitData(jobId: string, body: AsyncIterable<Uint8Array>, options: SubmitDataOptions): Promise<ImportJob>;
 }
+
+/** The body's last bytes held back for the fence: one small block, so the rest streams untouched. */
+export const FENCED_TAIL_BYTES = 64 * 1024;
 
 export interface UploadDataDeps {
   service: UploadService;
   s3: S3Source;
   budget: BudgetGate;
+  /** The object version's job record: who may upload now, and whether the job holds its file. */
+  jobRecord: JobRecordGate;
   /** The attempt fails (retryably) when no byte moved for this long. */
   uploadIdleTimeoutMs: number;
   partSizeBytes: number;
@@ -53,14 +68,20 @@ export interface UploadDataDeps {
   /** Metrics hook: called with each chunk's size as it moves. */
   onBytes?: (n: number) => void;
   /**
-   * After an earlier attempt sent every byte unanswered: how long to wait for
-   * the job to leave `new`. Longer than the client's response timeout (5 min),
-   * so that an attempt overlapping one still awaiting its answer outwaits it.
-   * Default 6 min.
+   * After a 200 whose job still reads `new`: how long to read the job before
+   * asking an operator (the service's commit and list lag). Default 15 s.
    */
   unconfirmedWaitMs?: number;
-  /** How often the job's state is read during that wait. Default 15 s. */
+  /** How often the job's state is read during that wait. Default 3 s. */
   unconfirmedPollMs?: number;
+}
+
+/** What one attempt knows of the request it is sending. */
+interface Sending {
+  record: JobRecordSession;
+  seq: number;
+  /** The body's last bytes left: a complete body may reach the service. */
+  tailSent: boolean;
 }
 
 export function makeUploadData(deps: UploadDataDeps) {
@@ -70,46 +91,124 @@ export function makeUploadData(deps: UploadDataDeps) {
     const ctx = Context.current();
     const cancelled = ctx.cancellationSignal;
     const calls = ServiceCalls.forCurrentActivity(deps, input.tenant);
-    const before = earlierAttempt(ctx.info.heartbeatDetails, input);
-    const progress: UploadProgress = before.allBytesSent
-      ? { bytesSent: input.sizeBytes, totalBytes: input.sizeBytes, allBytesSent: true }
-      : { bytesSent: 0, totalBytes: input.sizeBytes, ...(before.sendBroken ? { sendBroken: true } : {}) };
+    // Only a progress display: nothing here decides what is sent.
+    const progress: UploadProgress = { bytesSent: 0, totalBytes: input.sizeBytes };
     const beat = () => ctx.heartbeat({ ...progress });
-    // From the start: the status call and a budget reservation may take a while too.
+    // From the start: the record, the status call and a budget reservation may take a while too.
     beat();
     const heartbeats = setInterval(beat, heartbeatIntervalMs);
     try {
-      if (before.allBytesSent) return await confirmSent(deps, input, calls, 'an earlier attempt');
-      const job = await calls.run('jobStatus', () => deps.service.getJob(input.jobId, { signal: cancelled }));
-      const state = knownJobState(job.state);
-      if (state === undefined) throw unexpectedJobState(input.jobId, job.state, 'nothing was sent');
+      const record = deps.jobRecord.session({
+        tenant: deps.budget.tenant,
+        bucket: input.bucket,
+        key: input.key,
+        etag: input.etag,
+      });
+      const claim = await claimUpload(record, input);
+      if (claim.kind === 'done') {
+        log.info('Upload skipped: the job record says the job holds its data', { jobId: input.jobId });
+        return { skipped: true, bytesSent: 0, state: claim.state, apiCalls: calls.counts };
+      }
+      if (claim.settleMs > 0) {
+        log.info('Upload waits until no earlier body can still arrive', { jobId: input.jobId, ms: claim.settleMs });
+        await ctx.sleep(claim.settleMs);
+      }
+      const state = await jobState(deps, input, calls, 'nothing was sent');
       if (state !== 'new') {
-        if (before.sendBroken) throw partialFile(input, { ...progress, state: job.state }, 'an earlier attempt');
+        await record.noteJobState(input.jobId, state);
         log.info('Upload skipped: the job already has its data', { jobId: input.jobId, jobState: state });
         return { skipped: true, bytesSent: 0, state, apiCalls: calls.counts };
       }
       log.info('Upload started', { jobId: input.jobId, bytes: input.sizeBytes, etag: input.etag });
       const startedMs = Date.now();
+      const sending: Sending = { record, seq: claim.seq, tailSent: false };
       let answer: ImportJob;
       try {
-        answer = await transfer(deps, input, calls, progress, beat);
+        answer = await transfer(deps, input, calls, progress, sending);
       } catch (err) {
-        const taken = await takenMeanwhile(deps, input, calls, err);
-        if (taken) return taken;
+        if (!answeredWithStatus(err)) await reportBroken(sending);
         throw err;
       }
       beat();
       log.info('Upload finished', { jobId: input.jobId, ...transferRate(progress.bytesSent, Date.now() - startedMs) });
-      return await settle(deps, input, calls, progress, answer);
+      return await settle(deps, input, calls, progress, sending, answer);
     } catch (err) {
       if (cancelled.aborted) throw cancelled.reason;
       throw err;
     } finally {
-      // The last details travel with a failure to the next attempt: they must say whether every byte went out.
       beat();
       clearInterval(heartbeats);
     }
   };
+}
+
+/**
+ * The record's answer to this attempt: `done` or `send`. Another import that
+ * owns the upload is waited for (re-claiming), for as long as this attempt
+ * may run. A record that knows no job adopts this one: an import whose job
+ * was made before records existed.
+ */
+async function claimUpload(
+  record: JobRecordSession,
+  input: UploadDataInput,
+): Promise<Exclude<ClaimUploadAnswer, { kind: 'wait' | 'refused' }>> {
+  const ctx = Context.current();
+  let adopted = false;
+  for (;;) {
+    const claim = await record.claimUpload(input.jobId);
+    if (claim.kind === 'done' || claim.kind === 'send') return claim;
+    if (claim.kind === 'wait') {
+      log.info('Upload waits: another import owns it', { jobId: input.jobId, reason: claim.reason });
+      await ctx.sleep(claim.retryAfterMs);
+      continue;
+    }
+    if (!adopted && (await adoptJob(record, input))) {
+      adopted = true;
+      continue;
+    }
+    throw refusedUpload(input, claim.reason);
+  }
+}
+
+/** Tells a record that knows no job that this import's job is its job. False when it knows another. */
+async function adoptJob(record: JobRecordSession, input: UploadDataInput): Promise<boolean> {
+  const claim = await record.claimCreate();
+  if (claim.kind === 'known') return claim.jobId === input.jobId;
+  if (claim.kind !== 'create') return false;
+  const resolved = await record.resolveCreate(claim.seq, { jobId: input.jobId, state: 'new' });
+  return resolved.kind === 'known' && resolved.jobId === input.jobId;
+}
+
+function refusedUpload(input: UploadDataInput, reason: string): unknown {
+  const where = `uploading ${s3Url(input.bucket, input.key)} to job ${input.jobId}`;
+  if (reason === 'the job failed') return failure('JobFailed', `${where}: the service failed the job`);
+  // A later attempt owns the upload (this one is a zombie), or the record holds another job of this version.
+  return failure('UploadStalled', `${where}: the job record refused this attempt (${reason}); nothing was sent`, {
+    jobId: input.jobId,
+  });
+}
+
+/** The request ended unanswered: the record learns whether a complete body may follow (best effort). */
+async function reportBroken(sending: Sending): Promise<void> {
+  try {
+    await sending.record.uploadEnded(sending.seq, sending.tailSent);
+  } catch (err) {
+    // The next attempt then settles for the whole lease and lag: slower, never unsafe.
+    log.warn('Could not tell the job record the upload broke', { error: String(err) });
+  }
+}
+
+async function jobState(
+  deps: UploadDataDeps,
+  input: UploadDataInput,
+  calls: ServiceCalls,
+  context: string,
+): Promise<string> {
+  const signal = Context.current().cancellationSignal;
+  const job = await calls.run('jobStatus', () => deps.service.getJob(input.jobId, { signal }));
+  const state = knownJobState(job.state);
+  if (state === undefined) throw unexpectedJobState(input.jobId, job.state, context);
+  return state;
 }
 
 /** Bytes, seconds and MB/s of a finished transfer, for the log. */
@@ -121,88 +220,56 @@ function transferRate(
   return { bytes, seconds: Number(seconds.toFixed(3)), megabytesPerSecond: Number((bytes / 1e6 / seconds).toFixed(2)) };
 }
 
-/** What the previous attempt's last heartbeat says about the file's bytes (nothing, for another file). */
-function earlierAttempt(details: unknown, input: UploadDataInput): Pick<UploadProgress, 'allBytesSent' | 'sendBroken'> {
-  const d = details as Partial<UploadProgress> | undefined;
-  if (d?.totalBytes !== input.sizeBytes) return {};
-  return { allBytesSent: d.allBytesSent === true, sendBroken: d.sendBroken === true };
-}
-
-function partialFile(input: UploadDataInput, facts: UploadProgress & { state: string }, sender: string): unknown {
+/** The service answered before it had the whole body: it may hold part of the file, and cannot take the rest. */
+function partialFile(input: UploadDataInput, bytesSent: number, state: string): unknown {
   return failure(
     'UploadIncomplete',
-    `uploading ${s3Url(input.bucket, input.key)} to job ${input.jobId}: the job is ${JSON.stringify(facts.state)} although ` +
-      `${sender} sent only ${facts.bytesSent} of ${input.sizeBytes} bytes, so it may hold part of the file and cannot take ` +
-      'the rest; check the job in the service and import the file again as a new import',
-    { jobId: input.jobId, bytesSent: facts.bytesSent, totalBytes: input.sizeBytes, state: facts.state },
+    `uploading ${s3Url(input.bucket, input.key)} to job ${input.jobId}: the service answered while only ${bytesSent} ` +
+      `of ${input.sizeBytes} bytes were sent (job ${JSON.stringify(state)}), so it may hold part of the file and ` +
+      'cannot take the rest; check the job in the service and import the file again as a new import',
+    { jobId: input.jobId, bytesSent, totalBytes: input.sizeBytes, state },
   );
 }
 
-/**
- * A 400 to the PUT may only say that the job is no longer new: an attempt
- * that overlapped this one (a heartbeat timeout) got its upload accepted
- * first. Then the file is in, and failing the import would make a nightly
- * import it again; one status read tells.
- */
-async function takenMeanwhile(
-  deps: UploadDataDeps,
-  input: UploadDataInput,
-  calls: ServiceCalls,
-  err: unknown,
-): Promise<UploadDataResult | undefined> {
-  if (!(err instanceof ApplicationFailure) || err.type !== 'BadRequest') return undefined;
-  const signal = Context.current().cancellationSignal;
-  const job = await calls.run('jobStatus', () => deps.service.getJob(input.jobId, { signal }));
-  const state = knownJobState(job.state);
-  if (state === undefined || state === 'new') return undefined;
-  return { skipped: true, bytesSent: 0, state, apiCalls: calls.counts };
-}
-
-/** Success needs every byte sent and a state that left `new`. */
+/** A 200 to the whole body (and only to it): the job left `new`, or it does within the service's lag. */
 async function settle(
   deps: UploadDataDeps,
   input: UploadDataInput,
   calls: ServiceCalls,
   progress: UploadProgress,
+  sending: Sending,
   answer: ImportJob,
 ): Promise<UploadDataResult> {
-  if (progress.bytesSent < input.sizeBytes || !progress.allBytesSent) {
-    throw partialFile(input, { ...progress, state: answer.state }, 'this attempt');
+  if (!sending.tailSent || progress.bytesSent < input.sizeBytes) {
+    throw partialFile(input, progress.bytesSent, answer.state);
   }
-  const state = knownJobState(answer.state);
-  if (state === undefined) throw unexpectedJobState(input.jobId, answer.state, 'every byte was sent and answered 200');
-  if (state === 'new') return confirmSent(deps, input, calls, 'this attempt (answered with the job still new)');
-  return { skipped: false, bytesSent: progress.bytesSent, state, apiCalls: calls.counts };
+  const answered = knownJobState(answer.state);
+  if (answered === undefined) {
+    throw unexpectedJobState(input.jobId, answer.state, 'every byte was sent and answered 200');
+  }
+  const state = answered === 'new' ? await awaitLeftNew(deps, input, calls) : answered;
+  await sending.record.noteJobState(input.jobId, state);
+  return { skipped: false, bytesSent: input.sizeBytes, state, apiCalls: calls.counts };
 }
 
 /**
- * Every byte went out but the service's acceptance is not known: read the
- * job until it leaves `new`, for a bounded time, and never send it again.
+ * The service answered 200 to the whole body with the job still `new`: read
+ * it until it leaves `new`, within the service's lag. Past it the service
+ * contradicts itself, and only an operator can say whether it holds the file.
  */
-async function confirmSent(
-  deps: UploadDataDeps,
-  input: UploadDataInput,
-  calls: ServiceCalls,
-  sentBy: string,
-): Promise<UploadDataResult> {
+async function awaitLeftNew(deps: UploadDataDeps, input: UploadDataInput, calls: ServiceCalls): Promise<string> {
   const ctx = Context.current();
-  const waitMs = deps.unconfirmedWaitMs ?? 6 * 60_000;
-  const pollMs = deps.unconfirmedPollMs ?? 15_000;
+  const waitMs = deps.unconfirmedWaitMs ?? 15_000;
+  const pollMs = deps.unconfirmedPollMs ?? 3_000;
   const until = Date.now() + waitMs;
   for (;;) {
-    const job = await calls.run('jobStatus', () =>
-      deps.service.getJob(input.jobId, { signal: ctx.cancellationSignal }),
-    );
-    const state = knownJobState(job.state);
-    if (state === undefined) {
-      throw unexpectedJobState(input.jobId, job.state, `every byte was sent by ${sentBy}; nothing is sent again`);
-    }
-    if (state !== 'new') return { skipped: true, bytesSent: input.sizeBytes, state, apiCalls: calls.counts };
+    const state = await jobState(deps, input, calls, 'every byte was sent and answered 200; nothing is sent again');
+    if (state !== 'new') return state;
     if (Date.now() >= until) {
       throw failure(
         'UploadUnconfirmed',
-        `all ${input.sizeBytes} bytes of ${s3Url(input.bucket, input.key)} were sent to job ${input.jobId} by ${sentBy}, ` +
-          `but no answer confirmed them and the job is still new after ${waitMs} ms; sending again could import the file twice. ` +
+        `the service answered 200 to all ${input.sizeBytes} bytes of ${s3Url(input.bucket, input.key)} for job ` +
+          `${input.jobId}, yet the job is still new after ${waitMs} ms; sending again could import the file twice. ` +
           'Check the job in the service: retry sends the file again, abandon gives up',
         { jobId: input.jobId, bytesSent: input.sizeBytes, waitedMs: waitMs },
       );
@@ -216,7 +283,7 @@ async function transfer(
   input: UploadDataInput,
   calls: ServiceCalls,
   progress: UploadProgress,
-  beat: () => void,
+  sending: Sending,
 ): Promise<ImportJob> {
   const { bucket, key, sizeBytes } = input;
   const cancelled = Context.current().cancellationSignal;
@@ -240,12 +307,8 @@ async function transfer(
     progress.bytesSent = bytesSent;
     watchdog.touch();
   };
-  const onBodySent = () => {
-    // Only the answer is awaited now, within the client's response timeout: no byte has to move.
-    watchdog.disarm();
-    progress.allBytesSent = true;
-    beat();
-  };
+  // Only the answer is awaited now, within the client's response timeout: no byte has to move.
+  const onBodySent = () => watchdog.disarm();
   let source: Readable | undefined;
   let sourceError: unknown;
   try {
@@ -259,13 +322,20 @@ async function transfer(
     source.on('error', (e) => {
       sourceError ??= e;
     });
-    progress.sendBroken = undefined;
+    const body = fencedBody(source, {
+      contentLength: sizeBytes,
+      tailBytes: FENCED_TAIL_BYTES,
+      release: () => releaseTail(sending, watchdog),
+      onTailSent: () => {
+        sending.tailSent = true;
+      },
+    });
     // The ledger may take a moment to grant the call: that wait is not a stall.
     watchdog.disarm();
     // Armed from the first byte: before it, the client's own idle limit covers connecting and its answer grace.
     let armed = false;
     return await calls.run('submitData', () =>
-      deps.service.submitData(input.jobId, source!, {
+      deps.service.submitData(input.jobId, body, {
         contentLength: sizeBytes,
         listAction: input.listAction,
         signal: abort.signal,
@@ -280,9 +350,8 @@ async function transfer(
       }),
     );
   } catch (err) {
-    if (answeredWithStatus(err)) progress.allBytesSent = undefined;
-    else if (!progress.allBytesSent && progress.bytesSent > 0) progress.sendBroken = true;
     if (abort.signal.aborted) throw abort.signal.reason;
+    if (err instanceof FenceRefused) throw fenceFailure(err, input);
     if (sourceError !== undefined) throw sourceFailure(sourceError, input);
     throw stalledFailure(err, input, progress) ?? err;
   } finally {
@@ -291,6 +360,30 @@ async function transfer(
     if (!abort.signal.aborted) abort.abort();
     source?.destroy();
   }
+}
+
+/**
+ * The fence: the last bytes go only while this attempt still owns the upload
+ * and its lease has time left. The confirm is a round trip to Temporal, not
+ * a stall of the service: the idle watchdog waits for it.
+ */
+async function releaseTail(sending: Sending, watchdog: IdleWatchdog): Promise<boolean> {
+  watchdog.disarm();
+  try {
+    const lease = await sending.record.confirm('upload', sending.seq);
+    return lease?.valid() === true;
+  } finally {
+    watchdog.arm();
+  }
+}
+
+/** Another attempt owns the upload now: this one held its last bytes back and sent no complete body. */
+function fenceFailure(err: FenceRefused, input: UploadDataInput): unknown {
+  return failure(
+    'UploadStalled',
+    `uploading ${s3Url(input.bucket, input.key)} to job ${input.jobId}: ${err.message}; no complete body was sent`,
+    { jobId: input.jobId },
+  );
 }
 
 /** The service answered with an HTTP status (a refusal): its answer, not a lost one. */
@@ -329,8 +422,7 @@ async function openSource(deps: UploadDataDeps, input: UploadDataInput, signal: 
 function stalledFailure(err: unknown, input: UploadDataInput, progress: UploadProgress): unknown {
   if (!(err instanceof ApplicationFailure) || err.type !== 'Timeout') return undefined;
   const where = `uploading ${s3Url(input.bucket, input.key)} to job ${input.jobId}`;
-  const sent = progress.allBytesSent ? 'every byte was sent, then ' : '';
-  return failure('UploadStalled', `${where}: ${sent}${err.message}`, { ...progress });
+  return failure('UploadStalled', `${where}: ${err.message}`, { ...progress });
 }
 
 /** The pipeline failure for an S3 problem while reading the source: always typed, never a bare `aborted`. */

@@ -5,6 +5,7 @@
  */
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { InMemoryBudgetGate, SPEC_BUDGET_SETTINGS } from '../../activities/budget/in-memory-gate.js';
+import { InMemoryJobRecordGate } from '../../activities/job-record/in-memory-gate.js';
 import { createS3Client } from '../../activities/s3/client.js';
 import { S3Source } from '../../activities/s3/source.js';
 import { ServiceClient } from '../../activities/service/client.js';
@@ -35,6 +36,7 @@ export function createBenchUploader(t: BenchTarget): BenchUploader {
     service,
     s3: new S3Source(createS3Client({ endpoint: t.s3Endpoint, region: 'us-east-1', forcePathStyle: true })),
     budget: new InMemoryBudgetGate(SPEC_BUDGET_SETTINGS, Date.now, BENCH_TENANT),
+    jobRecord: new InMemoryJobRecordGate(),
     uploadIdleTimeoutMs: 60_000,
     partSizeBytes: t.partSizeBytes ?? 8 * MiB,
     parallelParts: t.parallelParts ?? 1,

@@ -98,20 +98,14 @@ export interface UploadDataResult {
   apiCalls: ApiCallCounts;
 }
 
-/** Heartbeat details of uploadData. */
+/**
+ * Heartbeat details of uploadData: progress to show, nothing more. What may
+ * be sent is the job record's to say (held-back, lost or cleared heartbeat
+ * details cannot decide it).
+ */
 export interface UploadProgress {
   bytesSent: number;
   totalBytes: number;
-  /**
-   * Every byte went out and no answer said what became of them: a later
-   * attempt must not send the file again before the job's state is known.
-   */
-  allBytesSent?: boolean;
-  /**
-   * The last PUT ended unanswered after part of the file: if the job left
-   * `new` anyway, the service took part of the file, which is no success.
-   */
-  sendBroken?: boolean;
 }
 
 export interface AwaitJobCompletionInput extends BudgetScope {

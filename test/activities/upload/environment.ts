@@ -8,6 +8,7 @@ import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Info } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { InMemoryBudgetGate, SPEC_BUDGET_SETTINGS } from '../../../activities/budget/in-memory-gate.js';
+import { InMemoryJobRecordGate } from '../../../activities/job-record/in-memory-gate.js';
 import { type RangeRead, S3Source } from '../../../activities/s3/source.js';
 import { ServiceClient } from '../../../activities/service/client.js';
 import { createTokenSource } from '../../../activities/service/token-source.js';
@@ -38,22 +39,30 @@ class RecordingS3Source extends S3Source {
   }
 }
 
-/** An S3 source whose bodies start flowing only once `gate` resolves: a slow read, on a real S3 socket. */
+/**
+ * An S3 source whose bodies flow past their first `openBytes` only once `gate`
+ * resolves: a slow read, on a real S3 socket.
+ */
 export class GatedS3Source extends S3Source {
   constructor(
     client: S3Client,
     private readonly gate: Promise<void>,
+    private readonly openBytes = 0,
   ) {
     super(client);
   }
 
   override async read(bucket: string, key: string, options: RangeRead): Promise<Readable> {
     const body = await super.read(bucket, key, options);
-    const gate = this.gate;
+    const { gate, openBytes } = this;
     return Readable.from(
       (async function* () {
-        await gate;
-        yield* body;
+        let passed = 0;
+        for await (const chunk of body as AsyncIterable<Buffer>) {
+          if (passed >= openBytes) await gate;
+          passed += chunk.byteLength;
+          yield chunk;
+        }
       })(),
     );
   }
@@ -107,12 +116,16 @@ export async function startWorld(options: WorldOptions = {}): Promise<UploadWorl
   };
 }
 
+/** Leases and lags short enough for tests (a lease must outlast the fence's 1 s margin). */
+export const TEST_RECORD_SETTINGS = { leaseMs: 3_000, lagMs: 200 };
+
 export function uploadDeps(world: UploadWorld, overrides: Partial<UploadDataDeps> = {}): UploadDataDeps {
   return {
     service: world.service,
     s3: world.source,
     budget: world.budget,
-
+    // One record per deps, so the attempts of one upload share it; a short lease and lag keep settles short.
+    jobRecord: new InMemoryJobRecordGate(TEST_RECORD_SETTINGS),
     uploadIdleTimeoutMs: 60_000,
     partSizeBytes: 64 * 1024,
     parallelParts: 1,
@@ -150,7 +163,7 @@ export interface RetriedUpload {
 
 /**
  * Runs uploadData the way Temporal retries it: a retryable failure starts the
- * next attempt with the last heartbeat's details, until an attempt succeeds,
+ * next attempt (with the last heartbeat's details, which only show progress), until an attempt succeeds,
  * fails non-retryably, or `maxAttempts` ran (standing for "retried forever").
  */
 export async function uploadWithRetries(
@@ -163,7 +176,12 @@ export async function uploadWithRetries(
 ): Promise<RetriedUpload> {
   let details = earlier;
   for (let attempt = firstAttempt; ; attempt++) {
-    const run = runUpload(deps, input, { attempt, heartbeatDetails: details });
+    // Each attempt scheduled later than the one before, as Temporal schedules them: the record tells them apart.
+    const run = runUpload(deps, input, {
+      attempt,
+      heartbeatDetails: details,
+      currentAttemptScheduledTimestampMs: attempt,
+    });
     try {
       return { result: await run.result, attempts: attempt };
     } catch (err) {

@@ -96,7 +96,6 @@ describe('uploadData streams the S3 object into the job', () => {
     expect(attempt.heartbeats.at(-1)).toEqual({
       bytesSent: bytes.length,
       totalBytes: bytes.length,
-      allBytesSent: true,
     });
   });
 

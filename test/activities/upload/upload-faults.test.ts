@@ -3,7 +3,9 @@
  * lost file or an endless retry (issue 9, holes 1-4): each runs through the
  * retries Temporal would make, against the simulator on a real socket.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { InMemoryJobRecordGate } from '../../../activities/job-record/in-memory-gate.js';
+import type { UploadDataDeps } from '../../../activities/upload-data.js';
 import type { UploadDataInput } from '../../../workflows/contracts/activities.js';
 import { until } from '../../simulator/test-client.js';
 import {
@@ -38,6 +40,12 @@ const deps = (over = {}) =>
 
 const prepare = (key: string, bytes: Buffer) => prepareUpload(world, key, bytes);
 
+/** How many confirms the record granted: a granted one lets its attempt's last bytes go. */
+const confirmsGranted = (d: UploadDataDeps) =>
+  (d.jobRecord as InMemoryJobRecordGate).messages.filter(
+    (m) => m.step === 'confirm' && (m.answer as { granted: boolean }).granted,
+  ).length;
+
 /** What the service saw of one job: data PUTs, accepted copies, and whether the accepted copy is the file. */
 function seen(input: UploadDataInput, bytes: Buffer) {
   const job = world.sim.job(input.jobId)!;
@@ -62,18 +70,34 @@ describe('hole 1: an answer that comes after the idle limit', () => {
     expect(seen(input, bytes)).toEqual({ puts: 1, accepted: 1, byteExact: true });
   });
 
-  it('asks an operator, sending nothing again, when no answer came and the job stays new', async () => {
+  // Issue 19 case 4: every byte went out unanswered and nothing was committed. Once the record's settle says no
+  // earlier body can still arrive, a job still `new` took nothing: the retry sends again by itself, no operator.
+  it('sends again by itself when no answer came and the job stays new past the settle', async () => {
     const bytes = csvBytes(1024 * 1024);
     const input = await prepare('no-answer.csv', bytes);
     // Past the client's response timeout, and the service commits only when it answers: nothing is taken.
-    world.sim.commitUploadOnAnswer(5_000, { count: 4 });
+    world.sim.commitUploadOnAnswer(5_000);
 
     const run = await uploadWithRetries(deps(), input);
 
+    expect(run.failure).toBeUndefined();
+    expect(run.result).toMatchObject({ skipped: false, bytesSent: bytes.length, state: 'processing' });
+    expect(run.attempts).toBe(2);
+    expect(seen(input, bytes)).toEqual({ puts: 2, accepted: 1, byteExact: true });
+  });
+
+  it('asks an operator only when the service answered 200 yet the job stays new past the settle', async () => {
+    const bytes = csvBytes(300_000);
+    const input = await prepare('contradictory.csv', bytes);
+    // The answer names the job new, and every status read too.
+    world.sim.spellStates({ processing: 'new' }, { count: 100 });
+
+    const run = await uploadWithRetries(deps({ unconfirmedWaitMs: 500 }), input);
+
     expect(run.failure?.type).toBe('UploadUnconfirmed');
     expect(run.failure?.nonRetryable).toBe(true);
-    expect(run.failure?.message).toContain(`all ${bytes.length} bytes`);
-    expect(seen(input, bytes)).toEqual({ puts: 1, accepted: 0, byteExact: undefined });
+    expect(run.failure?.message).toContain(`answered 200 to all ${bytes.length} bytes`);
+    expect(seen(input, bytes)).toEqual({ puts: 1, accepted: 1, byteExact: true });
   });
 
   it('takes the late commit as the upload when the job left new while the retry waited', async () => {
@@ -85,44 +109,74 @@ describe('hole 1: an answer that comes after the idle limit', () => {
     const run = await uploadWithRetries(deps(), input);
 
     expect(run.failure).toBeUndefined();
-    expect(run.result).toMatchObject({ skipped: true, bytesSent: bytes.length, state: 'processing' });
+    expect(run.result).toMatchObject({ skipped: true, state: 'processing' });
     expect(seen(input, bytes)).toEqual({ puts: 1, accepted: 1, byteExact: true });
   });
 
-  it('an attempt that overlaps one awaiting its answer waits for that answer instead of sending again', async () => {
+  it('an attempt that overlaps one awaiting its answer waits out its lease instead of sending again', async () => {
     const bytes = csvBytes(2 * 1024 * 1024);
     const input = await prepare('overlap.csv', bytes);
     world.sim.commitUploadOnAnswer(1_000);
-    const first = runUpload(deps(), input);
-    // A heartbeat timeout starts attempt 2 while attempt 1 still waits; the server hands it attempt 1's last details.
-    await until(() => first.heartbeats.some((h) => h.allBytesSent === true));
+    const shared = deps();
+    const first = runUpload(shared, input);
+    // A heartbeat timeout starts attempt 2 while attempt 1 still waits for its answer, its last bytes out.
+    await until(() => confirmsGranted(shared) === 1);
 
-    const second = await uploadWithRetries(deps(), input, 4, first.heartbeats.at(-1), 2);
+    // Handed no heartbeat details at all (lost, or cleared by an operator's activity reset).
+    const second = await uploadWithRetries(shared, input, 4, undefined, 2);
     await first.result;
 
-    expect(second.result).toMatchObject({ skipped: true, bytesSent: bytes.length, state: 'processing' });
+    expect(second.result).toMatchObject({ skipped: true, state: 'processing' });
     expect(seen(input, bytes)).toEqual({ puts: 1, accepted: 1, byteExact: true });
   });
 });
 
-describe('hole 1: attempts that overlap mid-stream', () => {
-  it('an attempt refused because an overlapping one got the file in first succeeds without a second copy', async () => {
+describe('hole 1: attempts that overlap mid-stream (a service that takes every complete body)', () => {
+  beforeEach(() => world.sim.setLenientUploads(true));
+  afterEach(() => world.sim.setLenientUploads(false));
+
+  it('an attempt that takes over from one whose last bytes left finds the file in: no second body', async () => {
     const bytes = csvBytes(2 * 1024 * 1024);
     const input = await prepare('overlap-mid-stream.csv', bytes);
     // Attempt 1's upload is taken half a second after its last byte; its own idle limit outlasts that.
     world.sim.commitUploadOnAnswer(500);
-    const first = runUpload(deps({ uploadIdleTimeoutMs: 2_000 }), input);
-    await until(() => first.heartbeats.some((h) => h.bytesSent === h.totalBytes));
+    const shared = deps({ uploadIdleTimeoutMs: 2_000 });
+    const first = runUpload(shared, input);
+    await until(() => confirmsGranted(shared) === 1);
 
-    // Attempt 2 never got attempt 1's last heartbeat, finds the job new and sends too; its S3 read is slow,
-    // so its PUT ends after attempt 1's upload was taken.
-    const taken = until(() => world.sim.job(input.jobId)!.uploads === 1);
-    const slowSource = new GatedS3Source(world.s3.client, taken);
-    const second = await uploadWithRetries(deps({ s3: slowSource }), input, 4, undefined, 2);
+    // Attempt 2 never got attempt 1's last heartbeat; the record makes it wait out attempt 1's lease.
+    const second = await uploadWithRetries(shared, input, 4, undefined, 2);
     await first.result.catch(() => undefined);
 
     expect(second.failure).toBeUndefined();
     expect(second.result).toMatchObject({ skipped: true, state: 'processing' });
+    expect(seen(input, bytes)).toEqual({ puts: 1, accepted: 1, byteExact: true });
+  });
+
+  // Issue 19 case 2, at the activity's scale: a zombie attempt (cut off, frozen) whose upload another attempt took
+  // over holds its last bytes back, asks the record, is refused and ends its request short: it never commits.
+  it('a superseded attempt cannot complete its body: its last bytes are refused and its request ends short', async () => {
+    const bytes = csvBytes(2 * 1024 * 1024);
+    const input = await prepare('zombie.csv', bytes);
+    const shared = deps({ uploadIdleTimeoutMs: 5_000 });
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    // Attempt 1's PUT begins while the job is new, then its S3 read stalls until attempt 2 took over and finished.
+    const zombie = runUpload({ ...shared, s3: new GatedS3Source(world.s3.client, gate, 256 * 1024) }, input);
+    await until(() => dataPutsTo(world, input.jobId) === 1);
+
+    const second = await uploadWithRetries(shared, input, 4, undefined, 2);
+    release();
+    const zombieFailure = await zombie.result.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+
+    expect(second.result).toMatchObject({ skipped: false, bytesSent: bytes.length, state: 'processing' });
+    expect(zombieFailure).toMatchObject({ type: 'UploadStalled' });
+    expect(String((zombieFailure as Error).message)).toContain('last bytes were held back');
     expect(seen(input, bytes)).toEqual({ puts: 2, accepted: 1, byteExact: true });
   });
 });
@@ -154,16 +208,20 @@ describe('hole 2: job states in other spellings', () => {
 });
 
 describe('hole 3: an answer before the body ends', () => {
-  it('is no success: the service took part of the file', async () => {
+  // Exactly once rests on "a body short of its length never commits" (issue 19); this simulator fault breaks that
+  // premise on purpose. A 200 read before the last byte is no success; an early answer lost to the socket's EPIPE
+  // looks like any broken request, and only the heartbeat rule this replaced could tell it (a rule that failed the
+  // import of a whole, accepted file whenever an older attempt's details were read: case 8).
+  it('is no success for the attempt that got it: the service took part of the file', async () => {
     const bytes = csvBytes(8 * 1024 * 1024);
     const input = await prepare('early-answer.csv', bytes);
     world.sim.answerUploadEarly(64 * 1024);
 
-    const run = await uploadWithRetries(deps(), input);
+    const run = await uploadWithRetries(deps(), input, 1);
 
     expect(run.result).toBeUndefined();
-    expect(run.failure?.type).toBe('UploadIncomplete');
-    expect(run.failure?.nonRetryable).toBe(true);
+    expect(['UploadIncomplete', 'Network']).toContain(run.failure?.type);
+    if (run.failure?.type === 'UploadIncomplete') expect(run.failure.nonRetryable).toBe(true);
     expect(seen(input, bytes)).toMatchObject({ puts: 1, accepted: 1, byteExact: false });
   });
 });

@@ -1,7 +1,7 @@
 /**
  * The workflow bundle for the upload real-server test: one uploadData call
  * with the production retry policy's non-retryable types and quick retries,
- * so Temporal itself carries heartbeat details from attempt to attempt.
+ * so Temporal itself schedules (and names) each attempt.
  */
 import { proxyActivities } from '@temporalio/workflow';
 import type { UploadDataInput, UploadDataResult } from '../../../workflows/contracts/activities.js';

@@ -1,0 +1,170 @@
+/**
+ * Issue 19's upload cases on a real Temporal dev server with real worker
+ * processes, against a LENIENT simulator (it accepts every complete PUT that
+ * began while the job was `new`, as a real service may): nothing here counts
+ * on the service refusing a second body. Every PUT is read slowly (chaos
+ * throttle), so an upload is long enough to be frozen in the middle.
+ *
+ * - case 8: attempt 1's PUT is reset midway; attempt 2's whole body is
+ *   accepted, its answer held back, and its worker frozen (to Temporal, dead:
+ *   its throttled heartbeats never arrive). The next attempt, on another
+ *   worker, finds the job out of `new`: success, not UploadIncomplete.
+ * - case 2: a worker frozen (SIGSTOP) mid-body past the heartbeat timeout;
+ *   another worker's attempt takes the upload over and sends the file; the
+ *   frozen one, thawed, reaches its last bytes: the record refuses them, so
+ *   its request ends short. One complete body reaches the service.
+ * - case 4: the connection reset after all but the last bytes, nothing
+ *   committed: the import sends the file again by itself and completes.
+ *
+ * Slow by nature: Temporal gives a frozen worker's upload to another only
+ * when the activity's heartbeat timeout (60 s) passes. Both freezes share it.
+ */
+import { randomUUID } from 'node:crypto';
+import type { WorkflowHandle } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ImportFileInput } from '../../workflows/contracts/import-input.js';
+import type { importFile } from '../../workflows/import-file.js';
+import { activityWorkers, waitFor } from '../support/operator-actions.js';
+import {
+  accountsCsv,
+  type OperatorStack,
+  STACK_BUCKET,
+  sha256,
+  startOperatorStack,
+} from '../support/operator-stack.js';
+import { jobsNamed, simRequests } from '../support/sim-inspect.js';
+import { startWorkerProcess, type WorkerProcess } from '../support/worker-process.js';
+
+type ImportHandle = WorkflowHandle<typeof importFile>;
+
+const MiB = 1024 * 1024;
+const acceptedLostFile = accountsCsv(MiB);
+// Far more than the kernel's socket buffers can hold, so a frozen worker's body cannot finish from them.
+const frozenFile = accountsCsv(32 * MiB);
+const resetFile = accountsCsv(MiB);
+
+describe('uploads through the job record (lenient service)', () => {
+  let stack: OperatorStack;
+  const processes: WorkerProcess[] = [];
+
+  beforeAll(async () => {
+    stack = await startOperatorStack({
+      simulator: {
+        processingMs: 2_000,
+        lenientUploads: true,
+        chaos: { seed: 19, rates: { throttleUpload: 1 }, throttleBytesPerSec: 2 * MiB },
+      },
+    });
+    await stack.putObject('accepted-lost.csv', acceptedLostFile);
+    await stack.putObject('frozen.csv', frozenFile);
+    await stack.putObject('reset.csv', resetFile);
+  }, 180_000);
+
+  afterAll(async () => {
+    for (const p of processes) {
+      try {
+        process.kill(p.pid, 'SIGCONT');
+      } catch {
+        // Already gone.
+      }
+    }
+    await Promise.allSettled(processes.map((p) => p.kill()));
+    await stack?.close();
+  });
+
+  async function workerProcess(): Promise<WorkerProcess> {
+    const worker = await startWorkerProcess(stack.workerEnv());
+    processes.push(worker);
+    return worker;
+  }
+
+  const start = (key: string): Promise<ImportHandle> => {
+    const workflowId = `record-upload-${key}-${randomUUID()}`;
+    return stack.env.client.workflow.start<typeof importFile>('importFile', {
+      taskQueue: stack.taskQueue,
+      workflowId,
+      args: [
+        {
+          source: { bucket: STACK_BUCKET, key },
+          dataImportName: `record upload ${workflowId}`,
+          entityType: 'Account',
+          listAction: 'insert',
+        } satisfies ImportFileInput,
+      ],
+    });
+  };
+
+  const putsTo = async (jobId: string) =>
+    (await simRequests(stack.sim.baseUrl)).filter((r) => r.path === `/import/v1/job/${jobId}/data`);
+  const bodiesOf = (jobId: string) => stack.sim.record().bodiesByJob[jobId] ?? [];
+
+  it('case 8 and case 2: a frozen worker neither fails an accepted file nor completes a second body', async () => {
+    const first = await workerProcess();
+
+    // Case 8: attempt 1's PUT is reset midway; attempt 2's body is taken and its answer held back.
+    stack.sim.resetUploadAfter(256 * 1024);
+    const acceptedLost = await start('accepted-lost.csv');
+    const lostJob = await waitFor(async () => {
+      const [job] = await jobsNamed(stack.sim.baseUrl, acceptedLost.workflowId);
+      return job && (await putsTo(job.id)).length === 1 ? job : undefined;
+    });
+    stack.sim.delayNext('submitData', 10 * 60_000);
+    await waitFor(() => (bodiesOf(lostJob.id).length === 1 ? true : undefined), 20);
+
+    // Case 2: another import's PUT is mid-body when its worker freezes.
+    const frozen = await start('frozen.csv');
+    const frozenJob = await waitFor(async () => {
+      const [job] = await jobsNamed(stack.sim.baseUrl, frozen.workflowId);
+      return job && (await putsTo(job.id)).length === 1 ? job : undefined;
+    });
+    // A few MiB into the body (read at 2 MiB/s).
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    process.kill(first.pid, 'SIGSTOP');
+    expect(stack.sim.job(frozenJob.id)?.state).toBe('new');
+    expect(stack.sim.job(lostJob.id)?.state).not.toBe('new');
+
+    const second = await workerProcess();
+    const [lostResult, frozenResult] = await Promise.all([acceptedLost.result(), frozen.result()]);
+
+    // Case 8: the job holds the whole file, so the import succeeds with it; nothing was sent again.
+    expect(lostResult).toMatchObject({ jobId: lostJob.id, state: 'completed', uploadSkipped: true });
+    expect(bodiesOf(lostJob.id)).toHaveLength(1);
+    expect(stack.sim.job(lostJob.id)?.sha256).toBe(sha256(acceptedLostFile));
+    expect((await putsTo(lostJob.id)).length).toBe(2);
+    expect(activityWorkers(await acceptedLost.fetchHistory(), 'uploadData')).toEqual([second.identity]);
+
+    // Case 2: the second worker sent the file; thawed, the frozen one must not complete its own body.
+    expect(frozenResult).toMatchObject({ jobId: frozenJob.id, state: 'completed', uploadSkipped: false });
+    process.kill(first.pid, 'SIGCONT');
+    // Its PUT ends (short) once it meets the fence; its S3 read and the throttle take a few seconds.
+    // Its S3 read and the throttle take a few seconds before its body meets the fence.
+    await new Promise((resolve) => setTimeout(resolve, 15_000));
+    expect(bodiesOf(frozenJob.id)).toHaveLength(1);
+    expect(stack.sim.job(frozenJob.id)?.sha256).toBe(sha256(frozenFile));
+    expect(activityWorkers(await frozen.fetchHistory(), 'uploadData')).toEqual([second.identity]);
+  }, 300_000);
+
+  it('case 4: a reset after all but the last bytes, nothing committed: sent again by itself, completed', async () => {
+    // Only live workers poll here (the first test's frozen one is gone).
+    for (const p of processes) {
+      try {
+        process.kill(p.pid, 'SIGCONT');
+      } catch {
+        // Already gone.
+      }
+    }
+    await Promise.allSettled(processes.map((p) => p.kill()));
+    await workerProcess();
+    // Every byte but the last reaches the service; then it resets the connection and commits nothing.
+    stack.sim.resetUploadAfter(resetFile.length - 1);
+    const handle = await start('reset.csv');
+
+    const result = await handle.result();
+
+    const [job] = await jobsNamed(stack.sim.baseUrl, handle.workflowId);
+    expect(result).toMatchObject({ jobId: job!.id, state: 'completed', uploadSkipped: false });
+    expect(bodiesOf(job!.id)).toHaveLength(1);
+    expect(stack.sim.job(job!.id)?.sha256).toBe(sha256(resetFile));
+    expect((await putsTo(job!.id)).length).toBe(2);
+  }, 120_000);
+});
