@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { InMemoryBudgetGate } from '../../activities/budget/in-memory-gate.js';
 import { createActivities } from '../../activities/index.js';
+import { InMemoryJobRecordGate } from '../../activities/job-record/in-memory-gate.js';
 import type { ServiceClient } from '../../activities/service/client.js';
 import type { CallOptions, ListJobsQuery } from '../../activities/service/types.js';
 import type {
@@ -28,6 +29,7 @@ function awaitActivity(service: ServiceClient, budget: InMemoryBudgetGate) {
     s3: {} as never,
     workflows: {} as never,
     mappingLocks: {} as never,
+    jobRecord: new InMemoryJobRecordGate(),
     settings: {
       maxFileBytes: 1e9,
       poll: { scheduleMs: SPEC_SCHEDULE_MS, jitterRatio: 0 },
