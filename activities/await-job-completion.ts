@@ -8,6 +8,11 @@
  * One long activity rather than a timer per poll keeps the history small; it
  * heartbeats its progress (also while sleeping, so that cancellation reaches
  * it) and a retry resumes at the poll index it had reached.
+ *
+ * Given the object version (runs with the job-record marker), the job's end
+ * is told to the version's record before the activity returns or fails: a
+ * completed job closes the record (a later import of the version follows it),
+ * a failed one is forgotten there so a later import creates another.
  */
 import { Context, log } from '@temporalio/activity';
 import type {
@@ -17,6 +22,7 @@ import type {
 } from '../workflows/contracts/activities.js';
 import { pollDelayMs } from '../workflows/poll-schedule.js';
 import { failure } from './failures.js';
+import type { JobRecordGate } from './job-record/gate.js';
 import { knownJobState, unexpectedJobState } from './job-state.js';
 import type { CallOptions, ImportJob } from './service/types.js';
 import { ServiceCalls, type ServiceCallsDeps } from './service-calls.js';
@@ -29,6 +35,8 @@ export interface JobStatusService {
 export interface AwaitJobCompletionDeps extends ServiceCallsDeps {
   service: JobStatusService;
   poll: { scheduleMs: readonly number[]; jitterRatio: number };
+  /** Where the job's end is told, when the input names the object version. */
+  jobRecord?: JobRecordGate;
   /** Longest sleep between heartbeats; keep well under the activity's heartbeat timeout. */
   heartbeatIntervalMs?: number;
   random?: () => number;
@@ -90,6 +98,10 @@ export function makeAwaitJobCompletion(deps: AwaitJobCompletionDeps) {
       // The service's own spelling, so an unknown state shows as it is.
       progress.lastState = job.state;
       beat();
+      if ((state === 'completed' || state === 'failed') && input.objectVersion && deps.jobRecord) {
+        const version = { ...input.objectVersion, tenant: deps.budget.tenant };
+        await deps.jobRecord.session(version).noteJobState(jobId, job.state);
+      }
       if (state === undefined) throw unexpectedJobState(jobId, job.state, 'polling stopped instead of waiting on it');
       if (state === 'completed') return { state: 'completed', polls, apiCalls: calls.counts };
       if (state === 'failed') {

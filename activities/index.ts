@@ -11,6 +11,7 @@ import { makeCountWindowSpend } from './budget/window-spend.js';
 import { makeCreateImportJob } from './create-import-job.js';
 import { createDryRunActivities } from './dry-run/index.js';
 import { makeInspectSource } from './inspect-source.js';
+import type { JobRecordGate } from './job-record/gate.js';
 import { makeListFeedObjects } from './list-feed-objects.js';
 import type { MappingLocks } from './mapping-lock.js';
 import { makeReadImportStates, type WorkflowStatuses } from './read-import-states.js';
@@ -39,6 +40,8 @@ export interface ActivityDeps {
   workflows: WorkflowStatuses;
   /** The custom sources' mapping locks. */
   mappingLocks: MappingLocks;
+  /** The job records (one per object version, of the budget's tenant): which job imports a version. */
+  jobRecord: JobRecordGate;
   settings: ActivitySettings;
   /** Metrics hook: bytes as they move into an upload. */
   onBytesUploaded?: (bytes: number) => void;
@@ -51,7 +54,7 @@ export function createActivities(deps: ActivityDeps) {
   const activities = {
     inspectSource: makeInspectSource({ ...calls, s3, maxFileBytes: settings.maxFileBytes, reference }),
     applyFieldMappings: makeApplyFieldMappings({ ...calls, locks: deps.mappingLocks }),
-    createImportJob: makeCreateImportJob({ ...calls, settleMs: settings.createSettleMs }),
+    createImportJob: makeCreateImportJob({ ...calls, jobRecord: deps.jobRecord, settleMs: settings.createSettleMs }),
     uploadData: makeUploadData({
       ...calls,
       s3,
@@ -60,7 +63,7 @@ export function createActivities(deps: ActivityDeps) {
       parallelParts: settings.parallelParts,
       onBytes: deps.onBytesUploaded,
     }),
-    awaitJobCompletion: makeAwaitJobCompletion({ ...calls, poll: settings.poll }),
+    awaitJobCompletion: makeAwaitJobCompletion({ ...calls, jobRecord: deps.jobRecord, poll: settings.poll }),
     readBudgetUsage: async ({ tenant }: BudgetUsageInput): Promise<BudgetUsage> => {
       ServiceCalls.forCurrentActivity(calls, tenant);
       return budget.usage();

@@ -13,6 +13,7 @@ import type { Info } from '@temporalio/activity';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { InMemoryBudgetGate, SPEC_BUDGET_SETTINGS } from '../../activities/budget/in-memory-gate.js';
 import { createActivities } from '../../activities/index.js';
+import { InMemoryJobRecordGate } from '../../activities/job-record/in-memory-gate.js';
 import { S3Source } from '../../activities/s3/source.js';
 import { ServiceClient } from '../../activities/service/client.js';
 import { createTokenSource } from '../../activities/service/token-source.js';
@@ -78,6 +79,8 @@ async function startWorld(limits: Partial<typeof SPEC_BUDGET_SETTINGS.limits> = 
     workflows: { statusOf: async () => undefined },
     // The activities run without a workflow here, and none asks for a mapping lock.
     mappingLocks: { acquire: () => Promise.reject(new Error('no mapping lock is taken in this test')) },
+    // No Temporal server: the records' own decisions, held in memory.
+    jobRecord: new InMemoryJobRecordGate(),
     settings: {
       maxFileBytes: 5 * 1024 ** 3,
 

@@ -18,6 +18,7 @@ import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InMemoryBudgetGate, SPEC_BUDGET_SETTINGS } from '../../activities/budget/in-memory-gate.js';
 import { createActivities } from '../../activities/index.js';
+import { TemporalJobRecordGate } from '../../activities/job-record/gate.js';
 import { S3Source } from '../../activities/s3/source.js';
 import type { TokenSource } from '../../activities/service/bearer-token.js';
 import { ServiceClient } from '../../activities/service/client.js';
@@ -97,6 +98,7 @@ describe('job faults through a whole import on a real server', () => {
       budget: new InMemoryBudgetGate(SPEC_BUDGET_SETTINGS),
       workflows: { statusOf: async () => undefined },
       mappingLocks: { acquire: () => Promise.reject(new Error('no mapping lock is taken in this test')) },
+      jobRecord: new TemporalJobRecordGate({ client: env.client, taskQueue }),
       settings: {
         maxFileBytes: 5 * 1024 ** 3,
         poll: { scheduleMs: [100, 200], jitterRatio: 0 },

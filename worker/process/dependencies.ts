@@ -1,11 +1,12 @@
 /**
  * Builds the activities' real dependencies from configuration: the service
  * client (token from env, a rotating file or a client-credentials exchange), the S3 source, and the budget
- * gate backed by the tenant's ledger workflow.
+ * gate backed by the tenant's ledger workflow, and the job records.
  */
 import type { Client } from '@temporalio/client';
 import { TemporalBudgetGate } from '../../activities/budget/temporal-gate.js';
 import type { ActivityDeps } from '../../activities/index.js';
+import { TemporalJobRecordGate } from '../../activities/job-record/gate.js';
 import { temporalMappingLocks } from '../../activities/mapping-lock.js';
 import { temporalWorkflowStatuses } from '../../activities/read-import-states.js';
 import { createS3Client } from '../../activities/s3/client.js';
@@ -36,6 +37,8 @@ export function createActivityDeps(config: Config, client: Client, metrics?: Wor
     budget: metrics ? meteredBudgetGate(gate, metrics) : gate,
     workflows: temporalWorkflowStatuses(client),
     mappingLocks: temporalMappingLocks(client, config.temporal.taskQueue),
+    // Records run on the main queue beside the imports; their tenant is the budget's (the worker's credential).
+    jobRecord: new TemporalJobRecordGate({ client, taskQueue: config.temporal.taskQueue }),
     settings: {
       maxFileBytes: config.maxFileBytes,
       poll: { scheduleMs: config.poll.scheduleMs, jitterRatio: config.poll.jitterRatio },
