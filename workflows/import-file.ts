@@ -7,9 +7,9 @@
  * events with mappings, 29 without) whatever the file size or job duration.
  *
  * Exactly once, across worker crashes, retries and operator Resets:
- * - the job key comes from the execution chain (workflow id and first run id,
- *   which a Reset keeps) and the file's ETag, so the createImportJob activity
- *   finds the job a Reset's earlier run created, and a fresh start makes its own;
+ * - the object version (bucket, key, ETag) names a job record that keeps its
+ *   one job, whichever workflow imports it (runs with the job-record marker;
+ *   earlier runs find their job by a key from the execution chain and ETag);
  * - uploadData reads the job's state first and skips an upload the service
  *   already accepted;
  * - this code is deterministic (time from the workflow clock, jitter from the
