@@ -314,7 +314,9 @@ describe('job faults through a whole import on a real server', () => {
         return Promise.all([result, rotate]).then(([o]) => o);
       });
       const r = row('401 after the token file rotated', tag, from, String(outcome));
-      expect(r).toMatchObject(once);
+      // Two POSTs: the one refused 401 made nothing; the resend with the new token made the one job.
+      expect(r).toMatchObject({ ...once, posts: 2 });
+      expect(sim.jobs().filter((j) => j.dataImportName.includes(`#${tag}`))).toHaveLength(1);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
