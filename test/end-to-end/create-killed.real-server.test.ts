@@ -1,11 +1,12 @@
 /**
  * Issue 19 case 1 with a real worker process on a real Temporal dev server: a
  * create attempt killed (SIGKILL) after its POST left and the service made
- * the job, before the answer came, with nothing after the kill to tell the
- * next attempt what it did. The job is listed 15 s late and pushed off the
- * first page by newer jobs. Another worker process's attempt finds that job
- * through the version's job record and a search of `new` jobs, and creates
- * none.
+ * the job, before the answer came; its last heartbeats (held back by the
+ * SDK's throttle) die with it. The job is listed 15 s late, among 120 other
+ * new jobs. Another worker process's attempt finds that job through the
+ * version's job record and a search of `new` jobs from the first page, and
+ * creates none. (The old way resumed its search at the page the last
+ * delivered heartbeat named, past the new job, and created a second.)
  *
  * Slow by nature: Temporal gives the create to another worker only when its
  * heartbeat timeout (2 min) passes, and nothing here shortens the product's
@@ -43,7 +44,15 @@ describe('a create attempt killed after its POST left', () => {
     return worker;
   }
 
-  it('case 1: the next attempt finds the job, listed 15 s late and off the first page, and creates none', async () => {
+  it('case 1: the next attempt finds the job, listed 15 s late among 120 others, and creates none', async () => {
+    // Someone else's 120 jobs: the first attempt pages through them before it creates (the old way did).
+    for (let k = 0; k < 120; k++) {
+      await fetch(`${stack.sim.baseUrl}/import/v1/job`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${DEMO_TOKENS.importer}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ dataImportName: `someone else ${k}`, entityType: 'Account' }),
+      });
+    }
     const first = await workerProcess();
     // The service makes the job, lists it only 15 s later, and holds its answer back until the worker is gone.
     stack.sim.jobFaults.listCreatedLate(15_000);
@@ -66,22 +75,14 @@ describe('a create attempt killed after its POST left', () => {
       return jobs.length > 0 ? jobs : undefined;
     });
     await first.kill();
-    // Newer jobs push it off the first page the worker asks for (50 a page).
-    for (let k = 0; k < 60; k++) {
-      await fetch(`${stack.sim.baseUrl}/import/v1/job`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${DEMO_TOKENS.importer}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ dataImportName: `someone else ${k}`, entityType: 'Account' }),
-      });
-    }
     const second = await workerProcess();
     const result = await handle.result();
 
     expect(result).toMatchObject({ jobId: String(made?.id), jobReused: true, state: 'completed' });
     expect(await jobsNamed(stack.sim.baseUrl, workflowId)).toHaveLength(1);
-    // The killed worker's one POST and the 60 newer jobs': no second create.
+    // The 120 other jobs' POSTs and the killed worker's one: no second create.
     const creates = (await simRequests(stack.sim.baseUrl)).filter((r) => r.endpoint === 'createJob');
-    expect(creates).toHaveLength(61);
+    expect(creates).toHaveLength(121);
     expect(activityWorkers(await handle.fetchHistory(), 'createImportJob')).toEqual([second.identity]);
   }, 400_000);
 });
