@@ -1,26 +1,8 @@
 /**
- * The awaitJobCompletion activity: waits until the job is `completed` or
- * `failed` (in any case), or the overall limit passes (decided after a status
- * read, never before: a job may have finished during a long wait).
- *
- * With a watcher (production: createActivities gives one per process), the
- * activity waits to be told that its job left the service's `processing`
- * list, then makes ONE status read to confirm the final state: about one
- * status read per import however long the job takes, the list calls shared by
- * every job the process waits on (watch/job-watcher.ts). A job the list never
- * shows (the service lists it late, or not at all, or ignores the filter) is
- * polled one by one instead, and the first such fallback is logged.
- *
- * Per-job polls follow the spec's schedule (5 s, 10 s, 20 s, 40 s, then every
- * 60 s, with jitter); a watcher's fallback polls stretch it when the status
- * reads left in the window, spread over the time left and the jobs polled,
- * require it (watch/pace.ts).
- *
- * A state the spec does not name fails the step (UnexpectedJobState), so that
- * it shows in the workflow's progress instead of a silent wait until the
- * limit. One long activity rather than a timer per poll keeps the history
- * small; it heartbeats its progress (also while waiting, so that cancellation
- * reaches it) and a retry resumes at the poll index it had reached.
+import type { BudgetGate } from './budget/gate.js';
+import { budgetWaitFailure, failure } from './failures.js';
+import { HEARTBEAT_PULSE_MS, withHeartbeatPulse } from './heartbeat-pulse.js';
+import type { JobRecordGate } from './job-record/gate.js';
  */
 import { Context, log } from '@temporalio/activity';
 import type {
@@ -32,6 +14,7 @@ import { pollDelayMs } from '../workflows/poll-schedule.js';
 import type { BudgetGate } from './budget/gate.js';
 import { budgetWaitFailure, failure } from './failures.js';
 import { HEARTBEAT_PULSE_MS, withHeartbeatPulse } from './heartbeat-pulse.js';
+import type { JobRecordGate } from './job-record/gate.js';
 import { knownJobState, unexpectedJobState } from './job-state.js';
 import type { CallOptions, ImportJob } from './service/types.js';
 import { ServiceCalls, type ServiceCallsDeps } from './service-calls.js';
@@ -46,6 +29,8 @@ interface JobStatusService {
 export interface AwaitJobCompletionDeps extends ServiceCallsDeps {
   service: JobStatusService;
   poll: { scheduleMs: readonly number[]; jitterRatio: number };
+  /** Where the job's end is told, when the input names the object version. */
+  jobRecord?: JobRecordGate;
   /** Longest sleep between heartbeats; keep well under the activity's heartbeat timeout. */
   heartbeatIntervalMs?: number;
   random?: () => number;
@@ -102,6 +87,10 @@ export function makeAwaitJobCompletion(deps: AwaitJobCompletionDeps) {
       // The service's own spelling, so an unknown state shows as it is.
       progress.lastState = job.state;
       beat();
+      if ((state === 'completed' || state === 'failed') && input.objectVersion && deps.jobRecord) {
+        const version = { ...input.objectVersion, tenant: deps.budget.tenant };
+        await deps.jobRecord.session(version).noteJobState(jobId, job.state);
+      }
       if (state === undefined) throw unexpectedJobState(jobId, job.state, 'polling stopped instead of waiting on it');
       if (state === 'completed') return { kind: 'done', result: { state: 'completed', polls, apiCalls: calls.counts } };
       if (state === 'failed') {

@@ -60,7 +60,7 @@ export function createActivities(deps: ActivityDeps) {
   const activities = {
     inspectSource: makeInspectSource({ ...calls, s3, maxFileBytes: settings.maxFileBytes, reference }),
     applyFieldMappings: makeApplyFieldMappings({ ...calls, locks: deps.mappingLocks }),
-    createImportJob: makeCreateImportJob({ ...calls, settleMs: settings.createSettleMs }),
+    createImportJob: makeCreateImportJob({ ...calls, jobRecord: deps.jobRecord, settleMs: settings.createSettleMs }),
     uploadData: makeUploadData({
       ...calls,
       s3,
@@ -70,7 +70,12 @@ export function createActivities(deps: ActivityDeps) {
       parallelParts: settings.parallelParts,
       onBytes: deps.onBytesUploaded,
     }),
-    awaitJobCompletion: makeAwaitJobCompletion({ ...calls, poll: settings.poll, watcher: watcherFor(deps) }),
+    awaitJobCompletion: makeAwaitJobCompletion({
+      ...calls,
+      jobRecord: deps.jobRecord,
+      poll: settings.poll,
+      watcher: watcherFor(deps),
+    }),
     readBudgetUsage: async ({ tenant }: BudgetUsageInput): Promise<BudgetUsage> => {
       ServiceCalls.forCurrentActivity(calls, tenant);
       return budget.usage();

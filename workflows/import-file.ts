@@ -7,9 +7,9 @@
  * events with mappings, 29 without) whatever the file size or job duration.
  *
  * Exactly once, across worker crashes, retries and operator Resets:
- * - the job key comes from the execution chain (workflow id and first run id,
- *   which a Reset keeps) and the file's ETag, so the createImportJob activity
- *   finds the job a Reset's earlier run created, and a fresh start makes its own;
+ * - the object version (bucket, key, ETag) names a job record that keeps its
+ *   one job, whichever workflow imports it (runs with the job-record marker;
+ *   earlier runs find their job by a key from the execution chain and ETag);
  * - uploadData reads the job's state first and skips an upload the service
  *   already accepted;
  * - this code is deterministic (time from the workflow clock, jitter from the
@@ -40,6 +40,7 @@ import type {
   AwaitJobCompletionResult,
   CreateImportJobResult,
   InspectSourceResult,
+  SourceVersion,
   UploadDataResult,
 } from './contracts/activities.js';
 import {
@@ -67,6 +68,20 @@ const RESUMED_POLL_INDEX = DEFAULT_POLL_SCHEDULE_MS.length - 1;
  */
 const HOLD_MAPPING_LOCK_PATCH = 'import-holds-mapping-lock';
 
+/**
+ * Runs with this marker name the object version (bucket, key, ETag) to
+ * createImportJob and awaitJobCompletion, so the version's job record decides
+ * which job imports it, whichever workflow asks; a file replaced after its
+ * job was made gets a job of its own under its own record.
+ */
+const USES_JOB_RECORD_PATCH = 'import-uses-job-record';
+
+/** The job this import sends its file to, and the version whose record holds it (runs with the marker). */
+interface JobRef {
+  current: CreateImportJobResult;
+  version?: SourceVersion;
+}
+
 export async function importFile(rawInput: ImportFileInput): Promise<ImportFileResult> {
   const problems = importInputProblems(rawInput);
   if (problems.length > 0) {
@@ -91,10 +106,13 @@ async function importSteps(input: ImportFileInput, holdsMappingLock: boolean): P
   if (input.fieldMappings) {
     await run.step('applyFieldMappings', applyFieldMappings(run, input.fieldMappings, holdsMappingLock));
   }
-  const job = await run.step('createImportJob', createImportJob(run));
+  const usesRecord = patched(USES_JOB_RECORD_PATCH);
+  const version = usesRecord ? versionOf(run) : undefined;
+  const job: JobRef = { current: await run.step('createImportJob', createImportJob(run, version)) };
+  if (version) job.version = version;
   const uploaded = await run.step('uploadData', uploadData(run, job));
   await run.step('awaitJobCompletion', awaitJobCompletion(run, job));
-  return run.result(job, uploaded.skipped);
+  return run.result(job.current, uploaded.skipped);
 }
 
 /**
@@ -149,7 +167,17 @@ function applyFieldMappings(
   };
 }
 
-function createImportJob(run: ImportRun): () => Promise<CreateImportJobResult> {
+/** The object version as last inspected. */
+function versionOf(run: ImportRun): SourceVersion {
+  return { bucket: run.input.source.bucket, key: run.input.source.key, etag: run.source.etag };
+}
+
+/** With `version` (runs with the record marker) the version's record decides; `supersedes` names the version left. */
+function createImportJob(
+  run: ImportRun,
+  version?: SourceVersion,
+  supersedes?: SourceVersion,
+): () => Promise<CreateImportJobResult> {
   const { input, info } = run;
   return async () => {
     const job = await run.activitiesFor('createImportJob').createImportJob({
@@ -162,8 +190,10 @@ function createImportJob(run: ImportRun): () => Promise<CreateImportJobResult> {
       entityType: input.entityType,
       importSource: input.importSource,
       activityTypeId: input.activityTypeId,
-      // A Reset run (or an earlier execution of the same jobScope) may have sent the job its data already.
-      searchAllStates: input.jobScope !== undefined || info.runId !== info.firstExecutionRunId,
+      ...(version
+        ? { objectVersion: version, ...(supersedes ? { supersedes } : {}) }
+        : // A Reset run (or an earlier execution of the same jobScope) may have sent the job its data already.
+          { searchAllStates: input.jobScope !== undefined || info.runId !== info.firstExecutionRunId }),
     });
     run.countCalls(job.apiCalls);
     run.progress.jobId = job.jobId;
@@ -172,17 +202,18 @@ function createImportJob(run: ImportRun): () => Promise<CreateImportJobResult> {
   };
 }
 
-function uploadData(run: ImportRun, job: CreateImportJobResult): (rerun: Rerun) => Promise<UploadDataResult> {
+function uploadData(run: ImportRun, job: JobRef): (rerun: Rerun) => Promise<UploadDataResult> {
   const { input } = run;
   return async (rerun) => {
     if (rerun.afterFailureType === 'SourceChanged') {
       // The operator replaced the file: check the new one and pin its ETag before sending it.
       await run.step('inspectSource', inspectSource(run));
+      await jobForReplacedFile(run, job);
       run.progress.phase = 'uploading';
     }
     const uploaded = await run.activitiesFor('uploadData').uploadData({
       tenant: input.tenant,
-      jobId: job.jobId,
+      jobId: job.current.jobId,
       bucket: input.source.bucket,
       key: input.source.key,
       etag: run.source.etag,
@@ -195,18 +226,29 @@ function uploadData(run: ImportRun, job: CreateImportJobResult): (rerun: Rerun) 
   };
 }
 
-function awaitJobCompletion(
-  run: ImportRun,
-  job: CreateImportJobResult,
-): (rerun: Rerun) => Promise<AwaitJobCompletionResult> {
+/**
+ * A replaced file is another object version: it gets its own record and job
+ * (the old job stays empty, and its record is told this import let it go).
+ * Runs without the record marker send the new file to the old job.
+ */
+async function jobForReplacedFile(run: ImportRun, job: JobRef): Promise<void> {
+  const old = job.version;
+  if (!old || old.etag === run.source.etag) return;
+  const version = versionOf(run);
+  job.current = await run.step('createImportJob', createImportJob(run, version, old));
+  job.version = version;
+}
+
+function awaitJobCompletion(run: ImportRun, job: JobRef): (rerun: Rerun) => Promise<AwaitJobCompletionResult> {
   // Taken once, before the first call: a call run again keeps the job's deadline.
   const waitingSince = new Date(Date.now()).toISOString();
   return async (rerun) => {
     const completed = await run.activitiesFor('awaitJobCompletion').awaitJobCompletion({
       tenant: run.input.tenant,
-      jobId: job.jobId,
+      jobId: job.current.jobId,
       timeoutMs: run.jobTimeoutMs,
       waitingSince,
+      ...(job.version ? { objectVersion: job.version } : {}),
       ...(rerun.run > 0 ? { startPollIndex: RESUMED_POLL_INDEX } : {}),
     });
     run.countCalls(completed.apiCalls);

@@ -17,6 +17,7 @@ import type {
   ActivityType,
   CallOptions,
   CreateImportJobBody,
+  FencedCallOptions,
   ImportJob,
   ImportJobList,
   ListJobsQuery,
@@ -85,13 +86,19 @@ export class ServiceClient {
     this.#uploadAnswerGraceMs = options.uploadAnswerGraceMs ?? 1_000;
   }
 
-  createJob(body: CreateImportJobBody, opts: CallOptions = {}): Promise<ImportJob> {
+  /**
+   * With `opts.fence`, the body's last byte waits for it, on every send (a
+   * resend after a 401 asks again): refused, the request ends short of its
+   * length and cannot create a job.
+   */
+  createJob(body: CreateImportJobBody, opts: FencedCallOptions = {}): Promise<ImportJob> {
     return this.#transport.short({
       endpoint: 'createJob',
       path: endpointPath('createJob'),
       json: body,
       shape: shapes.createdJob,
       signal: opts.signal,
+      ...(opts.fence ? { fence: opts.fence } : {}),
     });
   }
 

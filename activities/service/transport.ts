@@ -11,6 +11,7 @@
 import type { Readable } from 'node:stream';
 import { Agent, type Dispatcher } from 'undici';
 import { SERVICE_ENDPOINTS, type ServiceEndpoint } from '../../workflows/contracts/endpoints.js';
+import { fencedBody } from '../job-record/fenced-body.js';
 import type { CurrentToken, TokenSource } from './bearer-token.js';
 import { parseRedactedErrorBody } from './error-body.js';
 import { ServiceError, type ServiceErrorDetails, Timeout, Unauthorized } from './errors.js';
@@ -41,6 +42,12 @@ interface ServiceRequest<T> {
   /** Absent: any 2xx with any body is success. */
   shape?: Shape<T>;
   signal?: AbortSignal;
+  /**
+   * The fence of a `json` body: its last byte waits until this answers true
+   * (false ends the request short of its length, so it cannot commit). Asked
+   * once per send: the resend after a 401 asks again.
+   */
+  fence?: () => Promise<boolean>;
 }
 
 interface Dispatch<T> extends ServiceRequest<T> {
@@ -156,7 +163,7 @@ export class Transport {
       let body: string | Readable | undefined;
       if (r.json !== undefined) {
         headers['content-type'] = 'application/json';
-        body = JSON.stringify(r.json);
+        body = r.fence ? fencedJson(r.json, r.fence, headers) : JSON.stringify(r.json);
       } else if (r.upload) {
         headers['content-type'] = 'application/octet-stream';
         headers['content-length'] = String(r.upload.contentLength);
@@ -249,6 +256,15 @@ export class Transport {
       // A failing metrics hook must not turn a finished call into a failed one.
     }
   }
+}
+
+/** A JSON body whose last byte waits for `fence` (see fenced-body.ts); a fresh one for every send. */
+function fencedJson(json: unknown, fence: () => Promise<boolean>, headers: Record<string, string>): Readable {
+  const bytes = Buffer.from(JSON.stringify(json));
+  headers['content-length'] = String(bytes.byteLength);
+  const body = fencedBody([bytes], { contentLength: bytes.byteLength, tailBytes: 1, release: fence });
+  // undici streams any async iterable (its docs say so; its type declarations lag behind).
+  return body as unknown as Readable;
 }
 
 function queryString(query: Record<string, string | number | undefined> | undefined): string {

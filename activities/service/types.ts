@@ -70,6 +70,11 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
+export interface FencedCallOptions extends CallOptions {
+  /** The last byte of the body waits for this to answer true; false ends the request short of its length. */
+  fence?: () => Promise<boolean>;
+}
+
 export interface SubmitDataOptions extends CallOptions {
   /** Exact byte count of the body: sent as Content-Length. */
   contentLength: number;

@@ -2,6 +2,7 @@ import { CancelledFailure } from '@temporalio/common';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type AwaitJobCompletionDeps, makeAwaitJobCompletion } from '../../activities/await-job-completion.js';
 import type { InMemoryBudgetGate } from '../../activities/budget/in-memory-gate.js';
+import { InMemoryJobRecordGate } from '../../activities/job-record/in-memory-gate.js';
 import type {
   AwaitJobCompletionInput,
   AwaitJobCompletionResult,
@@ -52,6 +53,37 @@ describe('awaitJobCompletion', () => {
   }
   const statusPolls = (jobId: string) =>
     w.sim.requests().filter((r) => r.endpoint === 'jobStatus' && r.path.endsWith(`/${jobId}`)).length;
+
+  describe('the object version’s job record', () => {
+    const version = { bucket: 'imports', key: 'accounts.csv', etag: '"e1"' };
+    const owner = { workflowId: 'import-a', runId: 'r', activityId: '4', scheduledMs: 1 };
+    async function recordWithJob(gate: InMemoryJobRecordGate, jobId: string) {
+      const session = gate.session({ ...version, tenant: 't1' }, owner);
+      const claim = await session.claimCreate();
+      if (claim.kind !== 'create') throw new Error(`unexpected claim ${claim.kind}`);
+      await session.resolveCreate(claim.seq, { jobId, state: 'new' });
+    }
+
+    it('is told a completed job: the record closes with it', async () => {
+      const gate = new InMemoryJobRecordGate();
+      const jobId = await uploadedJob();
+      await recordWithJob(gate, jobId);
+      await run({ tenant: 't1', jobId, timeoutMs: 60_000, objectVersion: version }, deps({ jobRecord: gate })).result;
+      expect(gate.stateOf({ ...version, tenant: 't1' })?.job).toMatchObject({ id: jobId, terminal: 'completed' });
+    });
+
+    it('is told a failed job: the record forgets it, so a later import creates another', async () => {
+      const gate = new InMemoryJobRecordGate();
+      w.sim.setJobOutcome('failed');
+      const jobId = await uploadedJob();
+      await recordWithJob(gate, jobId);
+      const a = run({ tenant: 't1', jobId, timeoutMs: 60_000, objectVersion: version }, deps({ jobRecord: gate }));
+      expect((await failureOf(a.result)).type).toBe('JobFailed');
+      const state = gate.stateOf({ ...version, tenant: 't1' });
+      expect(state?.job).toBeUndefined();
+      expect(state?.failedJobs).toEqual([jobId]);
+    });
+  });
 
   it('polls until completed, counting each poll against the budget and heartbeating progress', async () => {
     const jobId = await newJob();

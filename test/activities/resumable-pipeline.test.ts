@@ -79,6 +79,7 @@ async function startWorld(limits: Partial<typeof SPEC_BUDGET_SETTINGS.limits> = 
     workflows: { statusOf: async () => undefined },
     // The activities run without a workflow here, and none asks for a mapping lock.
     mappingLocks: { acquire: () => Promise.reject(new Error('no mapping lock is taken in this test')) },
+    // No Temporal server: the records' own decisions, held in memory.
     jobRecord: new InMemoryJobRecordGate(),
     settings: {
       maxFileBytes: 5 * 1024 ** 3,

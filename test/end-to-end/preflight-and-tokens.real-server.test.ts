@@ -51,6 +51,10 @@ describe('preflight and tokens on a real Temporal server', () => {
     ({ env, sim, taskQueue } = stack);
     await stack.putObject('accounts.csv', 'Account Name,Account Domain\nAcme,acme.example\nGlobex,globex.example\n');
     await stack.putObject('no-domain.csv', 'Account Name,Domain\nAcme,acme.example\n');
+    // A file version per echo case: one version has one job (its job record), so each case needs its own create.
+    for (const echo of TOKEN_ECHOES) {
+      await stack.putObject(`echo-${echo}.csv`, 'Account Name,Account Domain\nAcme,acme.example\n');
+    }
     await stack.startWorker();
   }, 180_000);
 
@@ -107,9 +111,10 @@ describe('preflight and tokens on a real Temporal server', () => {
 
   it.each(TOKEN_ECHOES)('a 401 that echoes the token %s leaves no spelling of it in the history', async (echo) => {
     // The token, and the one exchanged after the first 401, are both echoed back.
-    sim.failNext('listJobs', 401, { echoToken: echo, count: 2 });
+    // The create is the first call after the preflight (the job record needs no search).
+    sim.failNext('createJob', 401, { echoToken: echo, count: 2 });
     const { cause, handle } = await failureOfImport(`preflight-echo-${echo}-${randomUUID()}`, {
-      ...input('accounts.csv', `echo ${echo}`),
+      ...input(`echo-${echo}.csv`, `echo ${echo}`),
     }).finally(() => sim.clearFaults());
     expect(cause.type).toBe('Unauthorized');
     expect(cause.message).toContain('[redacted]');

@@ -51,8 +51,10 @@ describe('the worker on a real Temporal server', () => {
 
   afterAll(() => stack?.close());
 
-  const input = (name: string): ImportFileInput => ({
-    source: { bucket: BUCKET, key: 'accounts.csv' },
+  /** The file under its own key: one object version has one job (its job record), so a case that needs its own job needs its own version. */
+  const putFile = (key: string) => stack.putObject(key, file);
+  const input = (name: string, key = 'accounts.csv'): ImportFileInput => ({
+    source: { bucket: BUCKET, key },
     dataImportName: name,
     entityType: 'Account',
     listAction: 'insert',
@@ -118,20 +120,21 @@ describe('the worker on a real Temporal server', () => {
     expect(usage.jobStatus).toMatchObject({ used: 0, limit: 3600, remaining: 3600 });
   });
 
-  it('a fresh start under the same workflow id is a new import: a second job, and the file sent to it', async () => {
+  it('a fresh start of the same file version (same workflow id) follows the first job: nothing created or sent again', async () => {
     const workflowId = `e2e-fresh-${randomUUID()}`;
+    await putFile('fresh.csv');
     const start = () =>
       env.client.workflow.execute<typeof importFile>('importFile', {
         taskQueue,
         workflowId,
-        args: [input('e2e fresh start')],
+        args: [input('e2e fresh start', 'fresh.csv')],
       });
     const first = await start();
     const second = await start();
-    expect(second).toMatchObject({ jobReused: false, uploadSkipped: false, state: 'completed' });
-    expect(second.jobId).not.toBe(first.jobId);
+    expect(first).toMatchObject({ jobReused: false, uploadSkipped: false, state: 'completed' });
+    expect(second).toMatchObject({ jobId: first.jobId, jobReused: true, uploadSkipped: true, state: 'completed' });
     expect(sim.job(first.jobId)?.uploads).toBe(1);
-    expect(sim.job(second.jobId)?.uploads).toBe(1);
+    expect(sim.jobs().filter((j) => j.dataImportName.includes('e2e fresh start'))).toHaveLength(1);
   }, 120_000);
 
   it('a job the service marked failed is never reused: the nightly retry of its object imports it into a new job', async () => {
@@ -145,7 +148,7 @@ describe('the worker on a real Temporal server', () => {
             feedId,
             feed: {
               bucket: BUCKET,
-              prefix: '',
+              prefix: `${feedId}/`,
               pattern: '^accounts\\.csv$',
               entityType: 'Account',
               listAction: 'insert',
@@ -155,6 +158,7 @@ describe('the worker on a real Temporal server', () => {
           },
         ],
       });
+    await putFile(`${feedId}/accounts.csv`);
     sim.setJobOutcome('failed');
     try {
       expect(await night(1)).toMatchObject({ started: 1, succeeded: 0, failedCount: 1 });
@@ -170,7 +174,11 @@ describe('the worker on a real Temporal server', () => {
   }, 180_000);
 
   it('executions sharing a jobScope share the job: a retry after a job timeout picks it up, nothing is sent again', async () => {
-    const scoped: ImportFileInput = { ...input('e2e shared scope'), jobScope: `e2e-scope-${randomUUID()}` };
+    await putFile('scoped.csv');
+    const scoped: ImportFileInput = {
+      ...input('e2e shared scope', 'scoped.csv'),
+      jobScope: `e2e-scope-${randomUUID()}`,
+    };
     const workflowId = `e2e-scope-${randomUUID()}`;
     // A job timeout shorter than the processing: the first execution ends JobTimedOut (or, on a slow
     // machine, completed at its one poll); either way the job has the file.

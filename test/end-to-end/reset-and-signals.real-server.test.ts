@@ -71,12 +71,16 @@ describe('operator paths on a real Temporal server', () => {
     ...extra,
   });
 
-  const start = (workflowId: string, extra: Partial<ImportFileInput> = {}): Promise<ImportHandle> =>
-    stack.env.client.workflow.start<typeof importFile>('importFile', {
+  /** Each import its own copy of the file: one object version has one job (its job record), whichever import asks. */
+  const start = async (workflowId: string, extra: Partial<ImportFileInput> = {}): Promise<ImportHandle> => {
+    const key = `${workflowId}/${FILE_KEY}`;
+    await stack.putObject(key, file);
+    return stack.env.client.workflow.start<typeof importFile>('importFile', {
       taskQueue: stack.taskQueue,
       workflowId,
-      args: [input(workflowId, extra)],
+      args: [input(workflowId, { source: { bucket: STACK_BUCKET, key }, ...extra })],
     });
+  };
 
   async function failureOf(handle: ImportHandle): Promise<ApplicationFailure> {
     const err = await handle.result().then(

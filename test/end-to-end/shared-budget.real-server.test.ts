@@ -103,21 +103,23 @@ describe('two worker processes sharing one tenant budget', () => {
 
   it('never lets the service see more calls than a limit allows, and every import completes or waits for the window', async () => {
     const handles = await Promise.all(
-      Array.from({ length: IMPORTS }, (_, i) => `shared-${i}-${randomUUID()}`).map((workflowId) =>
-        stack.env.client.workflow.start<typeof importFile>('importFile', {
+      // Each import its own copy of the file: one object version has one job, and each import here needs its own.
+      Array.from({ length: IMPORTS }, (_, i) => `shared-${i}-${randomUUID()}`).map(async (workflowId) => {
+        await stack.putObject(`${workflowId}.csv`, file);
+        return stack.env.client.workflow.start<typeof importFile>('importFile', {
           taskQueue: stack.taskQueue,
           workflowId,
           args: [
             {
-              source: { bucket: STACK_BUCKET, key: 'accounts.csv' },
+              source: { bucket: STACK_BUCKET, key: `${workflowId}.csv` },
               dataImportName: `shared budget ${workflowId}`,
               entityType: 'Account',
               listAction: 'insert',
               tenant: TENANT,
             },
           ],
-        }),
-      ),
+        });
+      }),
     );
 
     const outcomes = await waitFor(async () => {

@@ -20,6 +20,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeAwaitJobCompletion } from '../../activities/await-job-completion.js';
 import { makeCreateImportJob } from '../../activities/create-import-job.js';
+import { InMemoryJobRecordGate } from '../../activities/job-record/in-memory-gate.js';
 import { ServiceClient } from '../../activities/service/client.js';
 import { createTokenSource } from '../../activities/service/token-source.js';
 import { Secret } from '../../temporal.config.js';
@@ -115,7 +116,12 @@ describe('importFile on the dev server', () => {
     ]);
     expect(scripted.callsOf('createImportJob')[0]?.input as CreateImportJobInput).toMatchObject({
       jobKey: jobKeyFor(executionJobScope(workflowId, firstRunId), inspected.etag),
-      searchAllStates: false,
+      // The object version's job record decides which job imports it.
+      objectVersion: { ...importInput.source, etag: inspected.etag },
+    });
+    expect(scripted.callsOf('createImportJob')[0]?.input).not.toHaveProperty('searchAllStates');
+    expect(scripted.callsOf('awaitJobCompletion')[0]?.input).toMatchObject({
+      objectVersion: { ...importInput.source, etag: inspected.etag },
     });
     const upload = scripted.callsOf('uploadData')[0];
     expect(upload?.taskQueue).toBe(uploadTaskQueue(taskQueue));
@@ -273,6 +279,10 @@ describe('importFile on the dev server', () => {
       importInput.source.key,
     ]);
     expect(callsOf('uploadData').map((c) => (c.input as UploadDataInput).etag)).toEqual([inspected.etag, changed.etag]);
+    // The replaced file is another object version: a job of its own, under its own record; the old one let go.
+    const creates = callsOf('createImportJob').map((c) => c.input as CreateImportJobInput);
+    expect(creates.map((c) => c.objectVersion?.etag)).toEqual([inspected.etag, changed.etag]);
+    expect(creates[1]?.supersedes).toEqual({ ...importInput.source, etag: inspected.etag });
     expect(result).toMatchObject({ etag: changed.etag, bytes: changed.sizeBytes, state: 'completed' });
   });
 
@@ -329,16 +339,17 @@ describe('importFile on the dev server', () => {
       return { first, again, workflowId: handle.workflowId, firstRunId: handle.firstExecutionRunId };
     });
     // The reset run ran every step again; the activities (here scripted) found the job and the accepted upload.
-    // The key rests on the first run id, which the reset run keeps; after a Reset it looks beyond new jobs.
+    // Both runs name the same object version: its job record knows the job the first run made.
     const jobKey = jobKeyFor(executionJobScope(workflowId, firstRunId), inspected.etag);
+    const objectVersion = { ...importInput.source, etag: inspected.etag };
     expect(
       callsOf('createImportJob').map((c) => {
-        const { jobKey, searchAllStates } = c.input as CreateImportJobInput;
-        return { jobKey, searchAllStates };
+        const { jobKey, objectVersion } = c.input as CreateImportJobInput;
+        return { jobKey, objectVersion };
       }),
     ).toEqual([
-      { jobKey, searchAllStates: false },
-      { jobKey, searchAllStates: true },
+      { jobKey, objectVersion },
+      { jobKey, objectVersion },
     ]);
     expect(callsOf('uploadData')).toHaveLength(2);
     expect(first).toMatchObject({ jobReused: false, uploadSkipped: false });
@@ -350,7 +361,7 @@ describe('importFile on the dev server', () => {
       calls
         .filter((c) => c.step === 'createImportJob')
         .map((c) => c.input as CreateImportJobInput)
-        .map(({ jobKey, searchAllStates }) => ({ jobKey, searchAllStates }));
+        .map(({ jobKey, objectVersion }) => ({ jobKey, objectVersion }));
 
     it('changes for a fresh start with the same workflow id, which imports anew', async () => {
       const { activities, calls } = scriptedActivities({});
@@ -360,7 +371,8 @@ describe('importFile on the dev server', () => {
       });
       const [first, second] = keysAsked(calls);
       expect(second?.jobKey).not.toBe(first?.jobKey);
-      expect(second?.searchAllStates).toBe(false);
+      // Which job a version uses is the record's to say, whatever the key (see the job record's tests).
+      expect(second?.objectVersion).toEqual(first?.objectVersion);
     });
 
     it('is shared by executions given the same jobScope (the nightly retrying an object)', async () => {
@@ -371,7 +383,10 @@ describe('importFile on the dev server', () => {
         await (await ctx.harness.startImport(taskQueue, input)).result();
       });
       const [first, second] = keysAsked(calls);
-      expect(first).toEqual({ jobKey: jobKeyFor(input.jobScope as string, inspected.etag), searchAllStates: true });
+      expect(first).toEqual({
+        jobKey: jobKeyFor(input.jobScope as string, inspected.etag),
+        objectVersion: { ...importInput.source, etag: inspected.etag },
+      });
       expect(second).toEqual(first);
     });
   });
@@ -387,17 +402,21 @@ describe('importFile on the dev server', () => {
     });
     try {
       const { activities } = scriptedActivities({});
-      activities.createImportJob = makeCreateImportJob({ service, budget: budgetWith() });
+      const jobRecord = new InMemoryJobRecordGate();
+      activities.createImportJob = makeCreateImportJob({ service, budget: budgetWith(), jobRecord });
       // The service is slow to refuse the expired token; the sidecar rotates the file meanwhile.
-      sim.delayNext('listJobs', 1_000);
+      sim.delayNext('createJob', 1_000);
       const result = await ctx.harness.withWorkers(activities, async (taskQueue) => {
         const handle = await ctx.harness.startImport(taskQueue, { ...importInput, tenant: GATE_TENANT });
-        while (!sim.requests().some((r) => r.endpoint === 'listJobs')) await new Promise((r) => setTimeout(r, 10));
+        while (!sim.requests().some((r) => r.endpoint === 'createJob')) await new Promise((r) => setTimeout(r, 10));
         await writeFile(tokenFile, DEMO_TOKENS.importer);
         return handle.result();
       });
-      const lists = sim.requests().filter((r) => r.endpoint === 'listJobs');
-      expect(lists.map((r) => r.status)).toEqual([401, 200]);
+      // The create is sent again with the new token, its body fenced again: the record granted two confirms.
+      const creates = sim.requests().filter((r) => r.endpoint === 'createJob');
+      expect(creates.map((r) => r.status)).toEqual([401, 200]);
+      expect(jobRecord.messages.filter((m) => m.step === 'confirm')).toHaveLength(2);
+      expect(sim.requests().filter((r) => r.endpoint === 'listJobs')).toHaveLength(0);
       expect(result.state).toBe('completed');
       expect(sim.jobs()).toHaveLength(1);
     } finally {

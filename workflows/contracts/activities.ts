@@ -64,11 +64,22 @@ export interface CreateImportJobInput extends BudgetScope {
   importSource?: string;
   activityTypeId?: number;
   /**
-   * An earlier run may have created the job and sent it data (a Reset run, or
-   * an earlier execution with the same jobScope): look among processing and
-   * completed jobs too, not only among new ones.
+   * Runs recorded before the job record (no `objectVersion`) only: an earlier
+   * run may have created the job and sent it data, so look among processing
+   * and completed jobs too, not only among new ones.
    */
   searchAllStates?: boolean;
+  /** The object version whose job record decides (runs with the `import-uses-job-record` marker). */
+  objectVersion?: SourceVersion;
+  /** The version this import moved on from (its file was replaced): its record is told to let go. */
+  supersedes?: SourceVersion;
+}
+
+/** One version of a source object; with the worker's tenant it names a job record (contracts/job-record.ts). */
+export interface SourceVersion {
+  bucket: string;
+  key: string;
+  etag: string;
 }
 
 export interface CreateImportJobResult {
@@ -116,6 +127,8 @@ export interface AwaitJobCompletionInput extends BudgetScope {
   startPollIndex?: number;
   /** ISO instant the wait began; the timeout counts from it across budget waits. */
   waitingSince?: string;
+  /** The object version whose job record is told the job's end (runs with the job-record marker). */
+  objectVersion?: SourceVersion;
 }
 
 export interface AwaitJobCompletionResult {
@@ -125,16 +138,12 @@ export interface AwaitJobCompletionResult {
 }
 
 /**
- * Heartbeat details of createImportJob: where its search for the job stands,
- * so that a retried attempt continues instead of paging from the start again.
+ * Heartbeat details of createImportJob in runs without the job record: when
+ * its last uncertain create began, so the next attempt waits before it
+ * searches. (Details of older attempts also hold a search place; it is not
+ * used: the search starts from the first page.)
  */
 export interface JobLookupProgress {
-  /** Index into the states searched (new, then processing, completed). */
-  stateIndex: number;
-  /** The next page to ask for: 0 means the service's first page (no `page` sent). */
-  page: number;
-  /** ISO instant the search started; only a search that started after the last possible create counts. */
-  startedAt: string;
   /** ISO instant of the last create whose outcome is unknown, if any. */
   createdAt?: string;
 }

@@ -55,6 +55,10 @@ const PipelineFailure = {
   TenantMismatch: 'TenantMismatch',
   /** The ledger refused to consider a reservation (a malformed request): retrying cannot help. */
   BudgetReservationRejected: 'BudgetReservationRejected',
+  /** Another import creates this object version's job: this one follows it once it is known (the job record). */
+  ImportInProgress: 'ImportInProgress',
+  /** The job record gave this attempt's work to a later attempt: it stopped short of sending anything complete. */
+  AttemptSuperseded: 'AttemptSuperseded',
 } as const;
 
 export type FailureType =
@@ -103,6 +107,8 @@ export const FAILURE_HANDLING = {
   DailyLimitReached: 'budget-wait',
   TenantMismatch: 'fatal',
   BudgetReservationRejected: 'fatal',
+  ImportInProgress: 'retry',
+  AttemptSuperseded: 'retry',
 } as const satisfies Record<FailureType, Handling>;
 
 /**

@@ -1,0 +1,179 @@
+/**
+ * createImportJob through the job record of the object version (issues 19
+ * and 20): the record, not a search, says which job imports a version.
+ *
+ * - known: the version's job; no service call at all.
+ * - wait: another import owns the create; heartbeat and ask again every
+ *   retryAfterMs while this attempt has time, then fail retryably
+ *   (ImportInProgress). The gate claims over an owner whose run has closed.
+ * - create: POST with the body's last byte held back until the record
+ *   confirms this attempt still owns the create (a lease); the answer is
+ *   reported (resolveCreate). An uncertain end (timeout, 5xx, reset, cancel,
+ *   an unusable answer) reports nothing and fails retryably: the next attempt
+ *   is told to resolve.
+ * - resolve: an earlier owner may have made a job. Wait until it would be
+ *   listed, counted from this claim (which comes after that POST ended), then
+ *   search only `new` jobs for the intent's key, every page: found, it is the
+ *   job; none, the record opens a fresh intent.
+ * So the happy path makes no list call: a create costs the same whatever the
+ * tenant's history.
+ */
+import { Context, log } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type { CreateImportJobInput, CreateImportJobResult } from '../../workflows/contracts/activities.js';
+import { jobNameWithKey } from '../../workflows/contracts/job-key.js';
+import type { ClaimCreateAnswer, ObjectVersion, ResolveCreateAnswer } from '../../workflows/contracts/job-record.js';
+import { type JobListingService, JobSearch } from '../job-search.js';
+import type { CreateImportJobBody, FencedCallOptions, ImportJob } from '../service/types.js';
+import type { ServiceCalls } from '../service-calls.js';
+import type { JobRecordGate, JobRecordSession } from './gate.js';
+
+export interface RecordCreateService extends JobListingService {
+  createJob(body: CreateImportJobBody, options?: FencedCallOptions): Promise<ImportJob>;
+}
+
+export interface RecordCreateDeps {
+  service: RecordCreateService;
+  jobRecord: JobRecordGate;
+  tenant: string;
+  perPage: number;
+  /** The least wait before a search after an uncertain create: how late the service may list a job. */
+  settleMs: number;
+  sliceMs: number;
+  now: () => number;
+}
+
+/** Failures after which a create may still have made its job (anything not an ApplicationFailure too: a cancel). */
+const UNCERTAIN_CREATE_FAILURES = new Set(['ServerError', 'Timeout', 'Network', 'UnusableResponse']);
+/** Room left at the end of the attempt's own time for the last claim and the failure report. */
+const END_MARGIN_MS = 30_000;
+
+type Answer = ClaimCreateAnswer | ResolveCreateAnswer;
+
+export async function createThroughRecord(
+  input: CreateImportJobInput & { objectVersion: NonNullable<CreateImportJobInput['objectVersion']> },
+  deps: RecordCreateDeps,
+  calls: ServiceCalls,
+): Promise<CreateImportJobResult> {
+  const ctx = Context.current();
+  const version: ObjectVersion = { ...input.objectVersion, tenant: deps.tenant };
+  if (input.supersedes) await deps.jobRecord.session({ ...input.supersedes, tenant: deps.tenant }).supersede();
+  const session = deps.jobRecord.session(version);
+  const endsAt = deps.now() + (ctx.info.startToCloseTimeoutMs || 10 * 60_000) - END_MARGIN_MS;
+  const beat = () => ctx.heartbeat();
+  const search = new JobSearch(calls, deps.service, ctx.cancellationSignal, beat);
+  const result = (job: { jobId: string; state: string }, reused: boolean): CreateImportJobResult => ({
+    jobId: job.jobId,
+    reused,
+    state: job.state,
+    apiCalls: calls.counts,
+  });
+  let reused = true;
+  let answer: Answer = await session.claimCreate();
+  for (;;) {
+    switch (answer.kind) {
+      case 'known':
+        log.info(reused ? 'Import job known for this file version' : 'Import job created', {
+          jobId: answer.jobId,
+          jobState: answer.state,
+        });
+        return result(answer, reused);
+      case 'refused':
+        throw superseded(answer.reason);
+      case 'wait':
+        if (deps.now() + answer.retryAfterMs > endsAt) throw inProgress(answer.reason, answer.retryAfterMs);
+        log.info('Another import creates this file version’s job: following it', { reason: answer.reason });
+        await sleepHeartbeating(answer.retryAfterMs, deps.sliceMs, beat);
+        answer = await session.claimCreate();
+        break;
+      case 'resolve': {
+        // Counted from this claim, which came after the earlier POST ended (or its worker died): case 7.
+        await sleepHeartbeating(Math.max(answer.settleMs, deps.settleMs), deps.sliceMs, beat);
+        const found = await search.find({
+          entityType: input.entityType,
+          jobKey: answer.jobKey,
+          states: ['new'],
+          perPage: deps.perPage,
+        });
+        log.info(found ? 'Import job found, created earlier' : 'No job from the uncertain create: creating', {
+          jobKey: answer.jobKey,
+          ...(found ? { jobId: found.id } : {}),
+        });
+        answer = await session.resolveCreate(answer.seq, found ? { jobId: found.id, state: found.state } : undefined);
+        break;
+      }
+      case 'create':
+        reused = false;
+        answer = await post(input, answer, session, deps, calls);
+        break;
+    }
+  }
+}
+
+/** One create, its body's last byte held for the fence; the answer goes to the record. */
+async function post(
+  input: CreateImportJobInput,
+  intent: { seq: number; jobKey: string },
+  session: JobRecordSession,
+  deps: RecordCreateDeps,
+  calls: ServiceCalls,
+): Promise<Answer> {
+  let refusal: string | undefined;
+  // Asked on every send (a resend after a 401 confirms again); the last byte leaves only within the lease.
+  const fence = async () => {
+    const lease = await session.confirm('create', intent.seq);
+    if (lease?.valid()) return true;
+    refusal = lease ? 'the lease ran out before the last byte' : 'the record gave the create to another attempt';
+    return false;
+  };
+  const body = createBody(input, intent.jobKey);
+  const signal = Context.current().cancellationSignal;
+  let job: ImportJob;
+  try {
+    job = await calls.run('createJob', () => deps.service.createJob(body, { signal, fence }));
+  } catch (err) {
+    // A body held short of its length cannot have created a job, and a later attempt owns the create now.
+    if (refusal !== undefined) throw superseded(refusal);
+    if (err instanceof ApplicationFailure && !UNCERTAIN_CREATE_FAILURES.has(err.type ?? '')) {
+      // The service refused it: no job. A fresh intent spares the next attempt the settle.
+      await session.resolveCreate(intent.seq).catch(() => undefined);
+    }
+    throw err;
+  }
+  const answer = await session.resolveCreate(intent.seq, { jobId: job.id, state: job.state });
+  if (answer.kind === 'known' && answer.jobId !== job.id) {
+    log.warn('The record names another job for this file version than the create made', {
+      created: job.id,
+      recorded: answer.jobId,
+    });
+  }
+  return answer;
+}
+
+function createBody(input: CreateImportJobInput, jobKey: string): CreateImportJobBody {
+  return {
+    dataImportName: jobNameWithKey(input.dataImportName, jobKey),
+    entityType: input.entityType,
+    ...(input.importSource === undefined ? {} : { source: input.importSource }),
+    ...(input.activityTypeId === undefined ? {} : { activityTypeId: input.activityTypeId }),
+  };
+}
+
+function superseded(reason: string): ApplicationFailure {
+  return ApplicationFailure.create({ type: 'AttemptSuperseded', message: `this create attempt stopped: ${reason}` });
+}
+
+function inProgress(reason: string, retryAfterMs: number): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: 'ImportInProgress',
+    message: `${reason}; this import follows its job once it is known`,
+    nextRetryDelay: retryAfterMs,
+  });
+}
+
+export async function sleepHeartbeating(ms: number, sliceMs: number, beat: () => void): Promise<void> {
+  for (let slept = 0; slept < ms; slept += sliceMs) {
+    await Context.current().sleep(Math.min(sliceMs, ms - slept));
+    beat();
+  }
+}

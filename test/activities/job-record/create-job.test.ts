@@ -1,0 +1,248 @@
+/**
+ * createImportJob through the job record (issues 19 and 20), against the
+ * simulator, with the record's own decisions held in memory
+ * (InMemoryJobRecordGate): each attempt is named as Temporal names it
+ * (workflow, run, activity, scheduled time), and no attempt is handed the
+ * heartbeat details of the one before (they may never have been delivered).
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { InMemoryBudgetGate } from '../../../activities/budget/in-memory-gate.js';
+import { type CreateImportJobDeps, makeCreateImportJob } from '../../../activities/create-import-job.js';
+import { currentAttempt, type JobRecordGate } from '../../../activities/job-record/gate.js';
+import { InMemoryJobRecordGate } from '../../../activities/job-record/in-memory-gate.js';
+import { ServiceClient } from '../../../activities/service/client.js';
+import { createTokenSource } from '../../../activities/service/token-source.js';
+import { Secret } from '../../../temporal.config.js';
+import type {
+  CreateImportJobInput,
+  CreateImportJobResult,
+  SourceVersion,
+} from '../../../workflows/contracts/activities.js';
+import { DEMO_TOKENS } from '../../simulator/server.js';
+import { failureOf, runActivity } from '../../support/activities.js';
+import { budgetWith, type ServiceWorld, startServiceWorld } from '../environment.js';
+
+/** A lease must outlast the 1 s margin the fence keeps before the last byte. */
+const SETTINGS = { leaseMs: 1_500, lagMs: 300, retryAfterMs: 100 };
+/** How late the service may list a job here (the record's lag and the activity's settle). */
+const SETTLE_MS = 600;
+
+interface AttemptName {
+  workflowId: string;
+  runId?: string;
+  activityId?: string;
+  scheduledMs: number;
+}
+
+describe('createImportJob through the job record', () => {
+  let w: ServiceWorld;
+  let budget: InMemoryBudgetGate;
+  let gate: InMemoryJobRecordGate;
+  let n = 0;
+  beforeAll(async () => {
+    w = await startServiceWorld({ processingMs: 20, dailyLimits: { createJob: 100_000 } });
+  });
+  afterAll(() => w.close());
+  beforeEach(() => {
+    w.sim.clearFaults();
+    budget = budgetWith();
+    gate = new InMemoryJobRecordGate(SETTINGS);
+  });
+
+  function version(): SourceVersion {
+    n += 1;
+    return { bucket: 'imports', key: `accounts-${n}.csv`, etag: `"etag-${n}"` };
+  }
+  const input = (objectVersion: SourceVersion, extra: Partial<CreateImportJobInput> = {}): CreateImportJobInput => ({
+    tenant: 't1',
+    jobKey: `unused${n.toString().padStart(10, '0')}`,
+    dataImportName: 'accounts.csv',
+    entityType: 'Account',
+    objectVersion,
+    ...extra,
+  });
+  function attempt(
+    i: CreateImportJobInput,
+    name: AttemptName,
+    deps: Partial<CreateImportJobDeps> = {},
+    jobRecord: JobRecordGate = gate,
+  ) {
+    return runActivity<CreateImportJobInput, CreateImportJobResult>(
+      makeCreateImportJob({ service: w.service, budget, jobRecord, settleMs: SETTLE_MS, ...deps }),
+      i,
+      {
+        attempt: 1,
+        activityId: name.activityId ?? '4',
+        workflowExecution: { workflowId: name.workflowId, runId: name.runId ?? 'run-1' },
+        currentAttemptScheduledTimestampMs: name.scheduledMs,
+        startToCloseTimeoutMs: 60_000,
+      },
+    );
+  }
+  const requestsTo = (endpoint: string) => w.sim.requests().filter((r) => r.endpoint === endpoint).length;
+  const lateCommitsLanded = async () => {
+    while (w.sim.lateCreatesPending() > 0) await new Promise((r) => setTimeout(r, 5));
+  };
+
+  it('case 1: an attempt whose POST went out and whose answer and heartbeat were lost; the next finds the job listed late, on any page, and creates none', async () => {
+    const v = version();
+    const i = input(v);
+    const creates = requestsTo('createJob');
+    // The job is made, listed only 400 ms later, and the answer never comes.
+    w.sim.jobFaults.listCreatedLate(400);
+    w.sim.applyThenDrop('createJob');
+    const first = attempt(i, { workflowId: 'import-a', scheduledMs: 1 }, { listPageSize: 2 });
+    await expect(failureOf(first.result)).resolves.toMatchObject({ type: 'Network' });
+    // Jobs made after it push it off the first pages.
+    for (let k = 0; k < 9; k++) await w.service.createJob({ dataImportName: `newer ${k}`, entityType: 'Account' });
+    // The next attempt gets no heartbeat details (the last one was never delivered).
+    const second = await attempt(i, { workflowId: 'import-a', scheduledMs: 2 }, { listPageSize: 2 }).result;
+    expect(second.reused).toBe(true);
+    expect(requestsTo('createJob') - creates - 9).toBe(1);
+    // Searched only among new jobs.
+    const states = w.sim
+      .requests()
+      .filter((r) => r.endpoint === 'listJobs')
+      .map((r) => new URLSearchParams(r.query).get('state'));
+    expect(new Set(states.slice(-3))).toEqual(new Set(['new']));
+  });
+
+  it('case 3: an attempt that lost its place never completes a POST once another attempt resolved the job', async () => {
+    const v = version();
+    const i = input(v);
+    const creates = requestsTo('createJob');
+    const jobsBefore = w.sim.jobs().length;
+    let later: Promise<CreateImportJobResult> | undefined;
+    // Just before attempt 1 asks for its lease, a later attempt (an activity reset) takes the create over and finishes.
+    const hooked: JobRecordGate = {
+      session(version, name = currentAttempt()) {
+        const s = gate.session(version, name);
+        if (name.scheduledMs !== 1) return s;
+        return Object.assign(Object.create(s), {
+          confirm: async (intent: 'create' | 'upload', seq: number) => {
+            later ??= attempt(i, { workflowId: 'import-a', scheduledMs: 2 }).result;
+            await later;
+            return s.confirm(intent, seq);
+          },
+        });
+      },
+    };
+    const first = attempt(i, { workflowId: 'import-a', scheduledMs: 1 }, {}, hooked);
+    await expect(failureOf(first.result)).resolves.toMatchObject({ type: 'AttemptSuperseded' });
+    const second = await (later as Promise<CreateImportJobResult>);
+    expect(second.reused).toBe(false);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(w.sim.jobs().length - jobsBefore).toBe(1);
+    // Attempt 1's request left short of its length: the service made nothing of it.
+    expect(requestsTo('createJob') - creates).toBeLessThanOrEqual(2);
+  });
+
+  it('case 5: a later import of the same version (another workflow) follows the earlier import’s open create, then its job', async () => {
+    const v = version();
+    const creates = requestsTo('createJob');
+    w.sim.delayNext('createJob', 500);
+    const a = attempt(input(v), { workflowId: 'import-manual', scheduledMs: 1 });
+    await new Promise((r) => setTimeout(r, 100));
+    const b = attempt(input(v), { workflowId: 'nightly-child', scheduledMs: 2 });
+    const [ra, rb] = await Promise.all([a.result, b.result]);
+    expect(rb).toMatchObject({ jobId: ra.jobId, reused: true });
+    expect(requestsTo('createJob') - creates).toBe(1);
+    expect(b.logs.map((l) => l.message)).toContain('Another import creates this file version’s job: following it');
+  });
+
+  it('case 5: a follower whose own time runs out fails ImportInProgress (retryable), not an operator page', async () => {
+    const v = version();
+    w.sim.delayNext('createJob', 800);
+    const a = attempt(input(v), { workflowId: 'import-manual', scheduledMs: 1 });
+    await new Promise((r) => setTimeout(r, 100));
+    const b = runActivity<CreateImportJobInput, CreateImportJobResult>(
+      makeCreateImportJob({ service: w.service, budget, jobRecord: gate, settleMs: SETTLE_MS }),
+      input(v),
+      {
+        activityId: '4',
+        workflowExecution: { workflowId: 'nightly-child', runId: 'r' },
+        currentAttemptScheduledTimestampMs: 2,
+        startToCloseTimeoutMs: 30_000,
+      },
+    );
+    const failure = await failureOf(b.result);
+    expect(failure).toMatchObject({ type: 'ImportInProgress', nonRetryable: false });
+    await a.result;
+  });
+
+  it('case 6: a workflow Reset mid-create (a new run, heartbeat details gone): still one job', async () => {
+    const v = version();
+    const i = input(v);
+    const creates = requestsTo('createJob');
+    w.sim.jobFaults.listCreatedLate(300);
+    w.sim.applyThenDrop('createJob');
+    await failureOf(attempt(i, { workflowId: 'import-a', runId: 'run-1', scheduledMs: 1 }).result);
+    const afterReset = await attempt(i, { workflowId: 'import-a', runId: 'run-2', activityId: '3', scheduledMs: 5 })
+      .result;
+    expect(afterReset.reused).toBe(true);
+    expect(requestsTo('createJob') - creates).toBe(1);
+  });
+
+  it('case 7: a create that timed out long after its last byte: the search waits from when the POST ended', async () => {
+    const service = new ServiceClient({
+      baseUrl: w.sim.baseUrl,
+      tokens: createTokenSource({ kind: 'env', token: new Secret(DEMO_TOKENS.importer) }),
+      requestTimeoutMs: 1_000,
+    });
+    try {
+      const v = version();
+      const i = input(v);
+      const creates = requestsTo('createJob');
+      // Committed 900 ms after it began, listed 500 ms after that; the request times out at 1 s.
+      w.sim.jobFaults.commitCreateLate({ afterMs: 900, answer: 'timeout' });
+      w.sim.jobFaults.listCreatedLate(500);
+      await failureOf(attempt(i, { workflowId: 'import-a', scheduledMs: 1 }, { service }).result);
+      const second = await attempt(i, { workflowId: 'import-a', scheduledMs: 2 }, { service }).result;
+      await lateCommitsLanded();
+      expect(second.reused).toBe(true);
+      expect(requestsTo('createJob') - creates).toBe(1);
+    } finally {
+      await service.close();
+    }
+  });
+
+  it('case 9: a file replaced at its key gets a job of its own; a later start of the fixed version follows it', async () => {
+    const old = version();
+    const fixed = { ...old, etag: `${old.etag.slice(0, -1)}-fixed"` };
+    const creates = requestsTo('createJob');
+    const first = await attempt(input(old), { workflowId: 'import-a', scheduledMs: 1 }).result;
+    const retried = await attempt(input(fixed, { supersedes: old }), {
+      workflowId: 'import-a',
+      activityId: '7',
+      scheduledMs: 2,
+    }).result;
+    expect(retried.jobId).not.toBe(first.jobId);
+    expect(gate.stateOf({ ...old, tenant: 't1' })?.superseded).toBe(true);
+    const later = await attempt(input(fixed), { workflowId: 'import-b', scheduledMs: 3 }).result;
+    expect(later).toMatchObject({ jobId: retried.jobId, reused: true });
+    expect(requestsTo('createJob') - creates).toBe(2);
+  });
+
+  // Last: its 5,000 jobs would make every search above page through them.
+  it('creates with no list call at all: a tenant with 5,000 earlier jobs pays one POST (issue 20 item 3)', async () => {
+    for (let k = 0; k < 5_000; k += 100) {
+      await Promise.all(
+        Array.from({ length: 100 }, (_, j) =>
+          w.service.createJob({ dataImportName: `history ${k + j}`, entityType: 'Account' }),
+        ),
+      );
+    }
+    const v = version();
+    const lists = requestsTo('listJobs');
+    const creates = requestsTo('createJob');
+    const result = await attempt(input(v), { workflowId: 'import-a', scheduledMs: 1 }).result;
+    expect(result).toMatchObject({ reused: false, state: 'new', apiCalls: { createJob: 1 } });
+    expect(result.apiCalls.listJobs).toBeUndefined();
+    expect(requestsTo('listJobs') - lists).toBe(0);
+    expect(requestsTo('createJob') - creates).toBe(1);
+    // A later import of the same version pays nothing at all.
+    const again = await attempt(input(v), { workflowId: 'import-b', scheduledMs: 2 }).result;
+    expect(again).toMatchObject({ jobId: result.jobId, reused: true, apiCalls: {} });
+    expect(requestsTo('createJob') - creates).toBe(1);
+  }, 120_000);
+});
