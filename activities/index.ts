@@ -3,7 +3,8 @@
  * inject a database): production passes real clients built from
  * configuration; tests pass the same clients pointed at local servers.
  */
-import type { AllActivities, BudgetUsage, BudgetUsageInput } from '../workflows/contracts/activities.js';
+import type { BudgetUsage, BudgetUsageInput } from '../workflows/contracts/activities.js';
+import type { AllActivities } from '../workflows/contracts/all-activities.js';
 import { makeApplyFieldMappings } from './apply-field-mappings.js';
 import { makeAwaitJobCompletion } from './await-job-completion.js';
 import type { BudgetGate } from './budget/gate.js';

@@ -13,7 +13,7 @@ import {
 import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import type { AllActivities } from '../../workflows/contracts/activities.js';
+import type { AllActivities } from '../../workflows/contracts/all-activities.js';
 import { pollTaskQueue, uploadTaskQueue } from '../../workflows/contracts/budget.js';
 import type { ImportFileInput } from '../../workflows/contracts/import-input.js';
 import type { ImportProgress } from '../../workflows/contracts/import-workflow.js';

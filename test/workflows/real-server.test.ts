@@ -8,6 +8,7 @@
  * With RECORD_HISTORIES_DIR set (`npm run record:histories`), each scenario
  * also writes its history as a replay fixture (recorded-histories.ts).
  */
+
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -27,12 +28,12 @@ import { Secret } from '../../temporal.config.js';
 import type { CliContext } from '../../worker/cli/context.js';
 import { statusCommand } from '../../worker/cli/status-command.js';
 import type {
-  AllActivities,
   AwaitJobCompletionInput,
   CreateImportJobInput,
   InspectSourceInput,
   UploadDataInput,
 } from '../../workflows/contracts/activities.js';
+import type { AllActivities } from '../../workflows/contracts/all-activities.js';
 import { pollTaskQueue, uploadTaskQueue } from '../../workflows/contracts/budget.js';
 import type { ImportFileInput } from '../../workflows/contracts/import-input.js';
 import { executionJobScope, jobKeyFor } from '../../workflows/contracts/job-key.js';

@@ -3,7 +3,6 @@
  * decide) and activities (which act). Types only, so workflow code can import
  * them without pulling any I/O into the sandbox. Nothing here carries a secret.
  */
-import type { DryRunActivities } from './dry-run.js';
 import type { ApiCallCounts } from './endpoints.js';
 import type { EntityType, FieldMapping, FieldMappingSet, ListAction } from './import-input.js';
 
@@ -240,6 +239,3 @@ export interface LedgerActivities {
 
 /** The activities the mapping lock calls: whether its holders still run. */
 export type MappingLockActivities = Pick<NightlyActivities, 'readImportStates'>;
-
-/** Every activity any workflow proxies: what the worker must register, checked by the compiler. */
-export type AllActivities = ImportActivities & NightlyActivities & LedgerActivities & DryRunActivities;
