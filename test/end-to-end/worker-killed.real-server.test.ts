@@ -76,9 +76,6 @@ describe('a worker process killed mid-import', () => {
 
   const putsTo = async (jobId: string) =>
     (await simRequests(stack.sim.baseUrl)).filter((r) => r.path === `/import/v1/job/${jobId}/data`);
-  const statusReadsOf = async (jobId: string) =>
-    (await simRequests(stack.sim.baseUrl)).filter((r) => r.path === `/import/v1/job/${jobId}`);
-
   it('another worker process finishes the uploads and the poll: the same job each, byte-exact, accepted once', async () => {
     const first = await workerProcess();
 
@@ -88,8 +85,19 @@ describe('a worker process killed mid-import', () => {
       const jobs = await jobsNamed(stack.sim.baseUrl, polling.workflowId);
       return jobs[0]?.uploads === 1 ? jobs : undefined;
     });
-    // One status read before the upload, then the polls.
-    await waitFor(async () => ((await statusReadsOf(pollJob!.id)).length >= 2 ? true : undefined));
+    // Waiting on it: the job watcher has listed the processing jobs since the upload (one status read only confirms the end).
+    await waitFor(async () => {
+      const requests = await simRequests(stack.sim.baseUrl);
+      const uploadAt = requests.find((r) => r.path === `/import/v1/job/${pollJob!.id}/data`)?.at;
+      const swept = requests.some(
+        (r) =>
+          r.endpoint === 'listJobs' &&
+          r.query?.includes('state=processing') &&
+          uploadAt !== undefined &&
+          r.at > uploadAt,
+      );
+      return swept ? true : undefined;
+    });
 
     // Mid-upload: the service stops reading the PUT after its first MiB, so the upload stays open.
     stack.sim.stallUploadAfter(MiB);

@@ -10,7 +10,15 @@ import type { ImportFileInput } from '../../../workflows/contracts/import-input.
 import type { ImportFileResult } from '../../../workflows/contracts/import-workflow.js';
 import { importFile as release1ImportFile } from '../../../workflows/import-file.js';
 
-export { budgetLedger, mappingLock, nightlyImport } from '../../../workflows/index.js';
+// Every other workflow of the release as it is: a release that lacked one (the job record) would leave its starts unserved.
+export {
+  budgetLedger,
+  dryRunFeed,
+  dryRunImport,
+  jobRecord,
+  mappingLock,
+  nightlyImport,
+} from '../../../workflows/index.js';
 
 /** How release 2's imports show in their history: a first timer of this length. */
 export const RELEASE_2_TIMER_MS = 10;

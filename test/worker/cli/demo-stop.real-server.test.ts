@@ -15,8 +15,8 @@ import { Worker } from '@temporalio/worker';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createEnvironment } from '../../support/temporal-server.js';
 
-const ROOT = resolve(import.meta.dirname, '../..');
-const FOREIGN_WORKFLOWS = resolve(import.meta.dirname, '../support/foreign-import-workflow.ts');
+const ROOT = resolve(import.meta.dirname, '../../..');
+const FOREIGN_WORKFLOWS = resolve(import.meta.dirname, '../../support/foreign-import-workflow.ts');
 
 interface DemoProcess {
   child: ChildProcess;

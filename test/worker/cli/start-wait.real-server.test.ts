@@ -12,7 +12,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createEnvironment } from '../../support/temporal-server.js';
 
-const ROOT = resolve(import.meta.dirname, '../..');
+const ROOT = resolve(import.meta.dirname, '../../..');
 const TYPO_QUEUE = 'bulk-imprt';
 const NO_WORKER = `no worker polls task queue "${TYPO_QUEUE}"`;
 

@@ -24,7 +24,7 @@ describe('import-worker status', () => {
     worker = await Worker.create({
       connection: env.nativeConnection,
       taskQueue: QUEUE,
-      workflowsPath: resolve(import.meta.dirname, '../support/stand-in-nightly-workflow.ts'),
+      workflowsPath: resolve(import.meta.dirname, '../../support/stand-in-nightly-workflow.ts'),
     });
     running = worker.run();
   }, 120_000);
