@@ -11,6 +11,8 @@
  *   (the upload is not accepted, the job stays new);
  * - stallUploadAfter: stop reading a data PUT's body after K bytes, so the
  *   client's writes block (backpressure) until the simulator closes;
+ * - holdUploadAfter: the same until releaseHeldUploads(), then read on as
+ *   usual (a slow service; the client's body goes on where it stopped);
  * - commitUploadOnAnswer: read a data PUT's whole body, answer only after a
  *   delay, and take the data only if the client is still there to hear the
  *   answer (a service that commits when it answers; delayNext is the variant
@@ -77,6 +79,8 @@ export class FaultPlan {
   private readonly drop = new Map<ServiceEndpoint, FaultQueue<true>>();
   private readonly resetUpload = new FaultQueue<number>();
   private readonly stallUpload = new FaultQueue<number>();
+  private readonly holdUpload = new FaultQueue<number>();
+  private held = openGate();
   private readonly expireToken = new Map<ServiceEndpoint, FaultQueue<true>>();
   private readonly commitOnAnswer = new FaultQueue<number>();
   private readonly earlyAnswer = new FaultQueue<number>();
@@ -111,6 +115,23 @@ export class FaultPlan {
   stallUploadAfter(bytes: number, count?: number): void {
     requireNonNegative('stallUploadAfter bytes', bytes);
     this.stallUpload.add(bytes, count);
+  }
+
+  holdUploadAfter(bytes: number, count?: number): void {
+    requireNonNegative('holdUploadAfter bytes', bytes);
+    this.holdUpload.add(bytes, count);
+  }
+
+  /** Every upload held so far reads on; later holds wait for the next release. */
+  releaseHeldUploads(): void {
+    this.held.open();
+    this.held = openGate();
+  }
+
+  /** The next hold, if one is queued: after how many bytes, and until when. */
+  takeUploadHold(): { afterBytes: number; until: Promise<void> } | undefined {
+    const afterBytes = this.holdUpload.take();
+    return afterBytes === undefined ? undefined : { afterBytes, until: this.held.opened };
   }
 
   expireTokenNext(endpoint: ServiceEndpoint, count?: number): void {
@@ -197,9 +218,20 @@ export class FaultPlan {
     this.drop.clear();
     this.resetUpload.clear();
     this.stallUpload.clear();
+    this.holdUpload.clear();
+    this.releaseHeldUploads();
     this.expireToken.clear();
     this.jobs.clear();
   }
+}
+
+/** A promise and the function that settles it (Promise.withResolvers needs Node 22). */
+function openGate(): { opened: Promise<void>; open: () => void } {
+  let open: () => void = () => undefined;
+  const opened = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { opened, open };
 }
 
 function queueFor<T>(map: Map<ServiceEndpoint, FaultQueue<T>>, endpoint: ServiceEndpoint): FaultQueue<T> {

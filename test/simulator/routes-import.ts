@@ -112,9 +112,12 @@ async function submitData(ctx: RouteContext): Promise<Reply> {
   const outcome = await receiveUpload(ctx.req, ctx.maxUploadBytes, {
     resetAfterBytes: ctx.faults.takeUploadReset() ?? ctx.chaos.resetUploadAfterBytes,
     stallAfterBytes: ctx.faults.takeUploadStall(),
+    hold: ctx.faults.takeUploadHold(),
     answerEarlyAfterBytes: ctx.faults.takeEarlyAnswer(),
     throttleBytesPerSec: ctx.chaos.throttleBytesPerSec,
   });
+  const declared = ctx.req.headers['content-length'];
+  ctx.noteBody(outcome.bytes, declared === undefined ? undefined : Number(declared));
   const upload = { listAction };
   switch (outcome.kind) {
     case 'tooLarge':

@@ -102,6 +102,15 @@ export interface Simulator {
   resetUploadAfter(bytes: number, options?: { count?: number }): void;
   applyThenDrop(endpoint: ServiceEndpoint, options?: { count?: number }): void;
   stallUploadAfter(bytes: number, options?: { count?: number }): void;
+  /** The next data PUT(s) stop being read after `bytes` until releaseHeldUploads(), then read on. */
+  holdUploadAfter(bytes: number, options?: { count?: number }): void;
+  releaseHeldUploads(): void;
+  /**
+   * Calls `listener` as each request arrives (its headers read, nothing of its
+   * body), in the same turn: a test can act on a client at that very moment.
+   * Returns the function that removes it.
+   */
+  onRequest(listener: (request: RequestRecord) => void): () => void;
   /** The next request(s) to `endpoint` find their token expired early (and it stays expired). */
   expireTokenNext(endpoint: ServiceEndpoint, options?: { count?: number }): void;
   commitUploadOnAnswer(delayMs: number, options?: { count?: number }): void;
@@ -172,6 +181,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   let chaos = options.chaos ? new Chaos(options.chaos) : undefined;
   let lenientUploads = options.lenientUploads ?? false;
   const log: RequestRecord[] = [];
+  const requestListeners = new Set<(request: RequestRecord) => void>();
   // Wakes injected delays when the simulator closes, so no timer outlives it.
   const closed = new AbortController();
 
@@ -186,6 +196,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       at: new Date(now()).toISOString(),
     };
     log.push(record);
+    if (req.method === 'POST' || req.method === 'PUT') {
+      req.once('close', () => {
+        record.bodyComplete = req.complete;
+      });
+    }
+    for (const listener of [...requestListeners]) listener(structuredClone(record));
     if (!match) {
       await drain(req);
       const reply = importError(404, `No endpoint ${req.method} ${url.pathname}`);
@@ -229,6 +245,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
           chaos: draw,
           lenientUploads,
           closed: closed.signal,
+          noteBody: (bytes, declared) => {
+            record.body = declared === undefined ? { bytes } : { bytes, declared };
+          },
         });
         drop = !reply.unanswered && (faults.takeDrop(endpoint) || (draw.loseAnswer === true && reply.status < 300));
       }
@@ -300,6 +319,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     resetUploadAfter: (bytes, opts = {}) => faults.resetUploadAfter(bytes, opts.count),
     applyThenDrop: (endpoint, opts = {}) => faults.applyThenDrop(endpoint, opts.count),
     stallUploadAfter: (bytes, opts = {}) => faults.stallUploadAfter(bytes, opts.count),
+    holdUploadAfter: (bytes, opts = {}) => faults.holdUploadAfter(bytes, opts.count),
+    releaseHeldUploads: () => faults.releaseHeldUploads(),
+    onRequest: (listener) => {
+      requestListeners.add(listener);
+      return () => requestListeners.delete(listener);
+    },
     expireTokenNext: (endpoint, opts = {}) => faults.expireTokenNext(endpoint, opts.count),
     commitUploadOnAnswer: (delayMs, opts = {}) => faults.commitUploadOnAnswer(delayMs, opts.count),
     answerUploadEarly: (bytes, opts = {}) => faults.answerUploadEarly(bytes, opts.count),
