@@ -185,6 +185,26 @@ describe('holdUploadAfter', () => {
   });
 });
 
+describe('commitUploadLate', () => {
+  it('keeps the job new for a while, then takes the body even when the client went away', async () => {
+    const { id } = await createJob(sim);
+    sim.commitUploadLate(300);
+    const abort = new AbortController();
+    const pending = fetch(`${sim.baseUrl}/import/v1/job/${id}/data`, {
+      method: 'PUT',
+      headers: { ...IMPORTER, 'content-type': 'application/octet-stream' },
+      body: 'a\n1\n',
+      signal: abort.signal,
+    });
+    await until(() => sim.requests().some((r) => r.endpoint === 'submitData' && r.body !== undefined));
+    expect(sim.job(id)?.state).toBe('new');
+    abort.abort();
+    await expect(pending).rejects.toThrow();
+    await until(() => sim.job(id)?.state !== 'new');
+    expect(sim.job(id)).toMatchObject({ uploads: 1, bytesReceived: 4 });
+  });
+});
+
 describe('onRequest', () => {
   it('tells of each request as it arrives, before its body is read', async () => {
     const seen: string[] = [];

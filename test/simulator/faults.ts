@@ -17,6 +17,9 @@
  *   delay, and take the data only if the client is still there to hear the
  *   answer (a service that commits when it answers; delayNext is the variant
  *   that commits on receipt and answers late);
+ * - commitUploadLate: read a data PUT's whole body, keep the job `new` for a
+ *   while, then take the data whether or not the client is still there, and
+ *   answer if it is (a service that commits within its lag);
  * - answerUploadEarly: after K body bytes, take what arrived as the file,
  *   answer 200 and close the connection without reading the rest;
  * - refuseUploadOnHeaders: answer a data PUT from its headers alone (401,
@@ -83,6 +86,7 @@ export class FaultPlan {
   private held = openGate();
   private readonly expireToken = new Map<ServiceEndpoint, FaultQueue<true>>();
   private readonly commitOnAnswer = new FaultQueue<number>();
+  private readonly commitLate = new FaultQueue<number>();
   private readonly earlyAnswer = new FaultQueue<number>();
   private readonly headerRefusal = new FaultQueue<FailFault>();
   private readonly spelling = new FaultQueue<StateSpelling>();
@@ -145,6 +149,15 @@ export class FaultPlan {
   commitUploadOnAnswer(delayMs: number, count?: number): void {
     requireNonNegative('commitUploadOnAnswer delayMs', delayMs);
     this.commitOnAnswer.add(delayMs, count);
+  }
+
+  commitUploadLate(delayMs: number, count?: number): void {
+    requireNonNegative('commitUploadLate delayMs', delayMs);
+    this.commitLate.add(delayMs, count);
+  }
+
+  takeCommitLate(): number | undefined {
+    return this.commitLate.take();
   }
 
   answerUploadEarly(bytes: number, count?: number): void {
@@ -210,6 +223,7 @@ export class FaultPlan {
 
   clear(): void {
     this.commitOnAnswer.clear();
+    this.commitLate.clear();
     this.earlyAnswer.clear();
     this.headerRefusal.clear();
     this.spelling.clear();

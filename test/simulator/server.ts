@@ -114,6 +114,8 @@ export interface Simulator {
   /** The next request(s) to `endpoint` find their token expired early (and it stays expired). */
   expireTokenNext(endpoint: ServiceEndpoint, options?: { count?: number }): void;
   commitUploadOnAnswer(delayMs: number, options?: { count?: number }): void;
+  /** The next data PUT(s): the whole body read, the job stays `new` for delayMs, then takes it (client there or not). */
+  commitUploadLate(delayMs: number, options?: { count?: number }): void;
   answerUploadEarly(bytes: number, options?: { count?: number }): void;
   refuseUploadOnHeaders(status: number, options?: { count?: number; body?: unknown; contentType?: string }): void;
   /** Applies to the next `count` answers that show a job (create, status, upload). */
@@ -327,6 +329,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     },
     expireTokenNext: (endpoint, opts = {}) => faults.expireTokenNext(endpoint, opts.count),
     commitUploadOnAnswer: (delayMs, opts = {}) => faults.commitUploadOnAnswer(delayMs, opts.count),
+    commitUploadLate: (delayMs, opts = {}) => faults.commitUploadLate(delayMs, opts.count),
     answerUploadEarly: (bytes, opts = {}) => faults.answerUploadEarly(bytes, opts.count),
     refuseUploadOnHeaders: (status, opts = {}) =>
       faults.refuseUploadOnHeaders({ status, body: opts.body, contentType: opts.contentType }, opts.count),
