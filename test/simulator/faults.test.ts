@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from './server.js';
-import { call, createJob, IMPORTER, until, upload } from './test-client.js';
+import { abortableUpload, call, createJob, IMPORTER, until, upload } from './test-client.js';
 
 let sim: Simulator;
 beforeEach(async () => {
@@ -165,15 +165,9 @@ describe('holdUploadAfter', () => {
   it('notes a body that ended short: the bytes read, of those declared, and not complete', async () => {
     const { id } = await createJob(sim);
     sim.holdUploadAfter(1000);
-    const abort = new AbortController();
-    const pending = fetch(`${sim.baseUrl}/import/v1/job/${id}/data`, {
-      method: 'PUT',
-      headers: { ...IMPORTER, 'content-type': 'application/octet-stream' },
-      body: randomBytes(16 * 1024 * 1024),
-      signal: abort.signal,
-    });
+    const { pending, abort } = abortableUpload(sim, id, randomBytes(16 * 1024 * 1024));
     await until(() => sim.requests().some((r) => r.endpoint === 'submitData'));
-    abort.abort();
+    abort();
     await expect(pending).rejects.toThrow();
     sim.releaseHeldUploads();
     await until(() => sim.requests().find((r) => r.endpoint === 'submitData')?.body !== undefined);
@@ -189,16 +183,10 @@ describe('commitUploadLate', () => {
   it('keeps the job new for a while, then takes the body even when the client went away', async () => {
     const { id } = await createJob(sim);
     sim.commitUploadLate(300);
-    const abort = new AbortController();
-    const pending = fetch(`${sim.baseUrl}/import/v1/job/${id}/data`, {
-      method: 'PUT',
-      headers: { ...IMPORTER, 'content-type': 'application/octet-stream' },
-      body: 'a\n1\n',
-      signal: abort.signal,
-    });
+    const { pending, abort } = abortableUpload(sim, id, 'a\n1\n');
     await until(() => sim.requests().some((r) => r.endpoint === 'submitData' && r.body !== undefined));
     expect(sim.job(id)?.state).toBe('new');
-    abort.abort();
+    abort();
     await expect(pending).rejects.toThrow();
     await until(() => sim.job(id)?.state !== 'new');
     expect(sim.job(id)).toMatchObject({ uploads: 1, bytesReceived: 4 });
@@ -227,15 +215,9 @@ describe('commitUploadOnAnswer', () => {
   it('takes nothing when the client went away before the answer', async () => {
     const { id } = await createJob(sim);
     sim.commitUploadOnAnswer(200);
-    const abort = new AbortController();
-    const pending = fetch(`${sim.baseUrl}/import/v1/job/${id}/data`, {
-      method: 'PUT',
-      headers: { ...IMPORTER, 'content-type': 'application/octet-stream' },
-      body: 'a\n1\n',
-      signal: abort.signal,
-    });
+    const { pending, abort } = abortableUpload(sim, id, 'a\n1\n');
     await until(() => sim.requests().some((r) => r.endpoint === 'submitData'));
-    abort.abort();
+    abort();
     await expect(pending).rejects.toThrow();
     await until(() => sim.requests().find((r) => r.endpoint === 'submitData')?.status === 0);
     await new Promise((resolve) => setTimeout(resolve, 300));
