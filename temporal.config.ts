@@ -65,6 +65,10 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
       jobTimeoutMs: readVariable(env, 'IMPORT_JOB_TIMEOUT'),
     },
     maxFileBytes: readVariable(env, 'IMPORT_MAX_FILE_BYTES'),
+    jobRecord: {
+      leaseMs: readVariable(env, 'IMPORT_RECORD_LEASE'),
+      lagMs: readVariable(env, 'IMPORT_RECORD_LAG'),
+    },
     upload: {
       partSizeBytes: readVariable(env, 'UPLOAD_PART_SIZE'),
       parallelParts: readVariable(env, 'UPLOAD_PARALLEL_PARTS'),

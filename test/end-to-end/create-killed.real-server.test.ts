@@ -12,37 +12,29 @@
  * heartbeat timeout (2 min) passes, and nothing here shortens the product's
  * timeouts.
  */
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ImportFileInput } from '../../workflows/contracts/import-input.js';
-import type { importFile } from '../../workflows/import-file.js';
 import { DEMO_TOKENS } from '../simulator/server.js';
+import { startImport, type WorkerPool, workerPool } from '../support/killable-worker.js';
 import { activityWorkers, waitFor } from '../support/operator-actions.js';
-import { accountsCsv, type OperatorStack, STACK_BUCKET, startOperatorStack } from '../support/operator-stack.js';
+import { accountsCsv, type OperatorStack, startOperatorStack } from '../support/operator-stack.js';
 import { jobsNamed, simRequests } from '../support/sim-inspect.js';
-import { startWorkerProcess, type WorkerProcess } from '../support/worker-process.js';
 
 const file = accountsCsv(64 * 1024);
 
 describe('a create attempt killed after its POST left', () => {
   let stack: OperatorStack;
-  const processes: WorkerProcess[] = [];
+  let workers: WorkerPool;
 
   beforeAll(async () => {
     stack = await startOperatorStack({ simulator: { processingMs: 500 } });
+    workers = workerPool(stack);
     await stack.putObject('created.csv', file);
   }, 180_000);
 
   afterAll(async () => {
-    await Promise.allSettled(processes.map((p) => p.stop()));
+    await workers?.close();
     await stack?.close();
   });
-
-  async function workerProcess(): Promise<WorkerProcess> {
-    const worker = await startWorkerProcess(stack.workerEnv());
-    processes.push(worker);
-    return worker;
-  }
 
   it('case 1: the next attempt finds the job, listed 15 s late among 120 others, and creates none', async () => {
     // Someone else's 120 jobs: the first attempt pages through them before it creates (the old way did).
@@ -53,29 +45,18 @@ describe('a create attempt killed after its POST left', () => {
         body: JSON.stringify({ dataImportName: `someone else ${k}`, entityType: 'Account' }),
       });
     }
-    const first = await workerProcess();
+    const first = await workers.start();
     // The service makes the job, lists it only 15 s later, and holds its answer back until the worker is gone.
     stack.sim.jobFaults.listCreatedLate(15_000);
     stack.sim.delayNext('createJob', 10 * 60_000);
-    const workflowId = `create-killed-${randomUUID()}`;
-    const handle = await stack.env.client.workflow.start<typeof importFile>('importFile', {
-      taskQueue: stack.taskQueue,
-      workflowId,
-      args: [
-        {
-          source: { bucket: STACK_BUCKET, key: 'created.csv' },
-          dataImportName: `killed create ${workflowId}`,
-          entityType: 'Account',
-          listAction: 'insert',
-        } satisfies ImportFileInput,
-      ],
-    });
+    const handle = await startImport(stack, 'created.csv', 'create-killed');
+    const { workflowId } = handle;
     const [made] = await waitFor(async () => {
       const jobs = await jobsNamed(stack.sim.baseUrl, workflowId);
       return jobs.length > 0 ? jobs : undefined;
     });
     await first.kill();
-    const second = await workerProcess();
+    const second = await workers.start();
     const result = await handle.result();
 
     expect(result).toMatchObject({ jobId: String(made?.id), jobReused: true, state: 'completed' });

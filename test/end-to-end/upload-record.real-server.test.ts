@@ -19,23 +19,11 @@
  * Slow by nature: Temporal gives a frozen worker's upload to another only
  * when the activity's heartbeat timeout (60 s) passes. Both freezes share it.
  */
-import { randomUUID } from 'node:crypto';
-import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ImportFileInput } from '../../workflows/contracts/import-input.js';
-import type { importFile } from '../../workflows/import-file.js';
+import { putsTo, startImport, type WorkerPool, workerPool } from '../support/killable-worker.js';
 import { activityWorkers, waitFor } from '../support/operator-actions.js';
-import {
-  accountsCsv,
-  type OperatorStack,
-  STACK_BUCKET,
-  sha256,
-  startOperatorStack,
-} from '../support/operator-stack.js';
-import { jobsNamed, simRequests } from '../support/sim-inspect.js';
-import { startWorkerProcess, type WorkerProcess } from '../support/worker-process.js';
-
-type ImportHandle = WorkflowHandle<typeof importFile>;
+import { accountsCsv, type OperatorStack, sha256, startOperatorStack } from '../support/operator-stack.js';
+import { jobsNamed } from '../support/sim-inspect.js';
 
 const MiB = 1024 * 1024;
 const acceptedLostFile = accountsCsv(MiB);
@@ -45,7 +33,7 @@ const resetFile = accountsCsv(MiB);
 
 describe('uploads through the job record (lenient service)', () => {
   let stack: OperatorStack;
-  const processes: WorkerProcess[] = [];
+  let workers: WorkerPool;
 
   beforeAll(async () => {
     stack = await startOperatorStack({
@@ -55,58 +43,29 @@ describe('uploads through the job record (lenient service)', () => {
         chaos: { seed: 19, rates: { throttleUpload: 1 }, throttleBytesPerSec: 2 * MiB },
       },
     });
+    workers = workerPool(stack);
     await stack.putObject('accepted-lost.csv', acceptedLostFile);
     await stack.putObject('frozen.csv', frozenFile);
     await stack.putObject('reset.csv', resetFile);
   }, 180_000);
 
   afterAll(async () => {
-    for (const p of processes) {
-      try {
-        process.kill(p.pid, 'SIGCONT');
-      } catch {
-        // Already gone.
-      }
-    }
-    await Promise.allSettled(processes.map((p) => p.kill()));
+    await workers?.close();
     await stack?.close();
   });
 
-  async function workerProcess(): Promise<WorkerProcess> {
-    const worker = await startWorkerProcess(stack.workerEnv());
-    processes.push(worker);
-    return worker;
-  }
-
-  const start = (key: string): Promise<ImportHandle> => {
-    const workflowId = `record-upload-${key}-${randomUUID()}`;
-    return stack.env.client.workflow.start<typeof importFile>('importFile', {
-      taskQueue: stack.taskQueue,
-      workflowId,
-      args: [
-        {
-          source: { bucket: STACK_BUCKET, key },
-          dataImportName: `record upload ${workflowId}`,
-          entityType: 'Account',
-          listAction: 'insert',
-        } satisfies ImportFileInput,
-      ],
-    });
-  };
-
-  const putsTo = async (jobId: string) =>
-    (await simRequests(stack.sim.baseUrl)).filter((r) => r.path === `/import/v1/job/${jobId}/data`);
+  const start = (key: string) => startImport(stack, key, 'record-upload');
   const bodiesOf = (jobId: string) => stack.sim.record().bodiesByJob[jobId] ?? [];
 
   it('case 8 and case 2: a frozen worker neither fails an accepted file nor completes a second body', async () => {
-    const first = await workerProcess();
+    const first = await workers.start();
 
     // Case 8: attempt 1's PUT is reset midway; attempt 2's body is taken and its answer held back.
     stack.sim.resetUploadAfter(256 * 1024);
     const acceptedLost = await start('accepted-lost.csv');
     const lostJob = await waitFor(async () => {
       const [job] = await jobsNamed(stack.sim.baseUrl, acceptedLost.workflowId);
-      return job && (await putsTo(job.id)).length === 1 ? job : undefined;
+      return job && (await putsTo(stack, job.id)).length === 1 ? job : undefined;
     });
     stack.sim.delayNext('submitData', 10 * 60_000);
     await waitFor(() => (bodiesOf(lostJob.id).length === 1 ? true : undefined), 20);
@@ -115,27 +74,27 @@ describe('uploads through the job record (lenient service)', () => {
     const frozen = await start('frozen.csv');
     const frozenJob = await waitFor(async () => {
       const [job] = await jobsNamed(stack.sim.baseUrl, frozen.workflowId);
-      return job && (await putsTo(job.id)).length === 1 ? job : undefined;
+      return job && (await putsTo(stack, job.id)).length === 1 ? job : undefined;
     });
     // A few MiB into the body (read at 2 MiB/s).
     await new Promise((resolve) => setTimeout(resolve, 2_000));
-    process.kill(first.pid, 'SIGSTOP');
+    first.freeze();
     expect(stack.sim.job(frozenJob.id)?.state).toBe('new');
     expect(stack.sim.job(lostJob.id)?.state).not.toBe('new');
 
-    const second = await workerProcess();
+    const second = await workers.start();
     const [lostResult, frozenResult] = await Promise.all([acceptedLost.result(), frozen.result()]);
 
     // Case 8: the job holds the whole file, so the import succeeds with it; nothing was sent again.
     expect(lostResult).toMatchObject({ jobId: lostJob.id, state: 'completed', uploadSkipped: true });
     expect(bodiesOf(lostJob.id)).toHaveLength(1);
     expect(stack.sim.job(lostJob.id)?.sha256).toBe(sha256(acceptedLostFile));
-    expect((await putsTo(lostJob.id)).length).toBe(2);
+    expect((await putsTo(stack, lostJob.id)).length).toBe(2);
     expect(activityWorkers(await acceptedLost.fetchHistory(), 'uploadData')).toEqual([second.identity]);
 
     // Case 2: the second worker sent the file; thawed, the frozen one must not complete its own body.
     expect(frozenResult).toMatchObject({ jobId: frozenJob.id, state: 'completed', uploadSkipped: false });
-    process.kill(first.pid, 'SIGCONT');
+    first.thaw();
     // Its PUT ends (short) once it meets the fence; its S3 read and the throttle take a few seconds.
     // Its S3 read and the throttle take a few seconds before its body meets the fence.
     await new Promise((resolve) => setTimeout(resolve, 15_000));
@@ -146,15 +105,8 @@ describe('uploads through the job record (lenient service)', () => {
 
   it('case 4: a reset after all but the last bytes, nothing committed: sent again by itself, completed', async () => {
     // Only live workers poll here (the first test's frozen one is gone).
-    for (const p of processes) {
-      try {
-        process.kill(p.pid, 'SIGCONT');
-      } catch {
-        // Already gone.
-      }
-    }
-    await Promise.allSettled(processes.map((p) => p.kill()));
-    await workerProcess();
+    await workers.close();
+    await workers.start();
     // Every byte but the last reaches the service; then it resets the connection and commits nothing.
     stack.sim.resetUploadAfter(resetFile.length - 1);
     const handle = await start('reset.csv');
@@ -165,6 +117,6 @@ describe('uploads through the job record (lenient service)', () => {
     expect(result).toMatchObject({ jobId: job!.id, state: 'completed', uploadSkipped: false });
     expect(bodiesOf(job!.id)).toHaveLength(1);
     expect(stack.sim.job(job!.id)?.sha256).toBe(sha256(resetFile));
-    expect((await putsTo(job!.id)).length).toBe(2);
+    expect((await putsTo(stack, job!.id)).length).toBe(2);
   }, 120_000);
 });

@@ -11,23 +11,11 @@
  * heartbeat timeout passes (60 s for uploads, 120 s for polls), and nothing
  * here may shorten the product's timeouts. Both kills share one wait.
  */
-import { randomUUID } from 'node:crypto';
-import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ImportFileInput } from '../../workflows/contracts/import-input.js';
-import type { importFile } from '../../workflows/import-file.js';
+import { putsTo, startImport, type WorkerPool, workerPool } from '../support/killable-worker.js';
 import { activityWorkers, waitFor } from '../support/operator-actions.js';
-import {
-  accountsCsv,
-  type OperatorStack,
-  STACK_BUCKET,
-  sha256,
-  startOperatorStack,
-} from '../support/operator-stack.js';
+import { accountsCsv, type OperatorStack, sha256, startOperatorStack } from '../support/operator-stack.js';
 import { acceptedPuts, jobsNamed, simRequests } from '../support/sim-inspect.js';
-import { startWorkerProcess, type WorkerProcess } from '../support/worker-process.js';
-
-type ImportHandle = WorkflowHandle<typeof importFile>;
 
 const MiB = 1024 * 1024;
 const uploadFile = accountsCsv(4 * MiB);
@@ -36,48 +24,26 @@ const lateFile = accountsCsv(MiB);
 
 describe('a worker process killed mid-import', () => {
   let stack: OperatorStack;
-  const processes: WorkerProcess[] = [];
+  let workers: WorkerPool;
 
   beforeAll(async () => {
     // Jobs process for 20 s, so the killed worker is certainly mid-poll.
     stack = await startOperatorStack({ simulator: { processingMs: 20_000 } });
+    workers = workerPool(stack);
     await stack.putObject('upload.csv', uploadFile);
     await stack.putObject('poll.csv', pollFile);
     await stack.putObject('late.csv', lateFile);
   }, 180_000);
 
   afterAll(async () => {
-    await Promise.allSettled(processes.map((p) => p.stop()));
+    await workers?.close();
     await stack?.close();
   });
 
-  async function workerProcess(): Promise<WorkerProcess> {
-    const worker = await startWorkerProcess(stack.workerEnv());
-    processes.push(worker);
-    return worker;
-  }
+  const start = (key: string) => startImport(stack, key, 'killed-worker');
 
-  // No tenant in the input: the imports count against the worker processes' own (IMPORT_TENANT).
-  const start = (key: string): Promise<ImportHandle> => {
-    const workflowId = `killed-${key}-${randomUUID()}`;
-    return stack.env.client.workflow.start<typeof importFile>('importFile', {
-      taskQueue: stack.taskQueue,
-      workflowId,
-      args: [
-        {
-          source: { bucket: STACK_BUCKET, key },
-          dataImportName: `killed worker ${workflowId}`,
-          entityType: 'Account',
-          listAction: 'insert',
-        } satisfies ImportFileInput,
-      ],
-    });
-  };
-
-  const putsTo = async (jobId: string) =>
-    (await simRequests(stack.sim.baseUrl)).filter((r) => r.path === `/import/v1/job/${jobId}/data`);
   it('another worker process finishes the uploads and the poll: the same job each, byte-exact, accepted once', async () => {
-    const first = await workerProcess();
+    const first = await workers.start();
 
     // Mid-poll: the job took the data and is processing; the worker has polled it at least once.
     const polling = await start('poll.csv');
@@ -104,7 +70,7 @@ describe('a worker process killed mid-import', () => {
     const uploading = await start('upload.csv');
     const uploadJob = await waitFor(async () => {
       const [job] = await jobsNamed(stack.sim.baseUrl, uploading.workflowId);
-      return job && (await putsTo(job.id)).length === 1 ? job : undefined;
+      return job && (await putsTo(stack, job.id)).length === 1 ? job : undefined;
     });
 
     // After the last byte: the service took the file and holds its answer back.
@@ -118,8 +84,8 @@ describe('a worker process killed mid-import', () => {
     await first.kill();
     expect(stack.sim.job(pollJob!.id)?.state).toBe('processing');
     expect(stack.sim.job(uploadJob.id)?.state).toBe('new');
-    expect((await putsTo(lateJob.id)).map((r) => r.status)).toEqual([0]);
-    const second = await workerProcess();
+    expect((await putsTo(stack, lateJob.id)).map((r) => r.status)).toEqual([0]);
+    const second = await workers.start();
 
     const [uploaded, late, polled] = await Promise.all([uploading.result(), answeredLate.result(), polling.result()]);
 
@@ -130,7 +96,7 @@ describe('a worker process killed mid-import', () => {
     expect(stack.sim.job(uploadJob.id)?.sha256).toBe(sha256(uploadFile));
     expect(await acceptedPuts(stack.sim.baseUrl, uploadJob.id)).toHaveLength(1);
     // The killed worker's PUT, never answered, then the second worker's whole file.
-    expect((await putsTo(uploadJob.id)).map((r) => r.status)).toEqual([0, 200]);
+    expect((await putsTo(stack, uploadJob.id)).map((r) => r.status)).toEqual([0, 200]);
     expect(activityWorkers(await uploading.fetchHistory(), 'uploadData')).toEqual([second.identity]);
 
     expect(late).toMatchObject({ jobId: lateJob.id, state: 'completed', bytes: lateFile.length, uploadSkipped: true });
@@ -139,7 +105,7 @@ describe('a worker process killed mid-import', () => {
     ]);
     expect(stack.sim.job(lateJob.id)?.sha256).toBe(sha256(lateFile));
     // The one PUT, taken by the service and never answered to the killed worker; none after it.
-    expect((await putsTo(lateJob.id)).map((r) => r.status)).toEqual([0]);
+    expect((await putsTo(stack, lateJob.id)).map((r) => r.status)).toEqual([0]);
     expect(activityWorkers(await answeredLate.fetchHistory(), 'uploadData')).toEqual([second.identity]);
 
     expect(polled).toMatchObject({ jobId: pollJob!.id, state: 'completed', uploadSkipped: false });
@@ -148,7 +114,7 @@ describe('a worker process killed mid-import', () => {
     ]);
     expect(stack.sim.job(pollJob!.id)?.sha256).toBe(sha256(pollFile));
     expect(await acceptedPuts(stack.sim.baseUrl, pollJob!.id)).toHaveLength(1);
-    expect((await putsTo(pollJob!.id)).map((r) => r.status)).toEqual([200]);
+    expect((await putsTo(stack, pollJob!.id)).map((r) => r.status)).toEqual([200]);
     const pollHistory = await polling.fetchHistory();
     expect(activityWorkers(pollHistory, 'uploadData')).toEqual([first.identity]);
     expect(activityWorkers(pollHistory, 'awaitJobCompletion')).toEqual([second.identity]);

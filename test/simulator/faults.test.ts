@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from './server.js';
-import { call, createJob, IMPORTER, until, upload } from './test-client.js';
+import { abortableUpload, call, createJob, IMPORTER, until, upload } from './test-client.js';
 
 let sim: Simulator;
 beforeEach(async () => {
@@ -140,6 +140,70 @@ describe('stallUploadAfter', () => {
   });
 });
 
+describe('holdUploadAfter', () => {
+  it('stops reading the body until released, then reads on: the whole body is taken and noted', async () => {
+    const { id } = await createJob(sim);
+    const data = randomBytes(16 * 1024 * 1024);
+    sim.holdUploadAfter(1000);
+    let settled = false;
+    const pending = upload(sim, id, data).finally(() => {
+      settled = true;
+    });
+    await until(() => sim.requests().some((r) => r.endpoint === 'submitData'));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(settled).toBe(false);
+    expect(sim.job(id)?.state).toBe('new');
+    sim.releaseHeldUploads();
+    expect((await pending).status).toBe(200);
+    expect(sim.job(id)?.bytesReceived).toBe(data.length);
+    const put = sim.requests().find((r) => r.endpoint === 'submitData');
+    expect(put).toMatchObject({ status: 200, body: { bytes: data.length, declared: data.length } });
+    await until(() => sim.requests().find((r) => r.endpoint === 'submitData')?.bodyComplete !== undefined);
+    expect(sim.requests().find((r) => r.endpoint === 'submitData')?.bodyComplete).toBe(true);
+  });
+
+  it('notes a body that ended short: the bytes read, of those declared, and not complete', async () => {
+    const { id } = await createJob(sim);
+    sim.holdUploadAfter(1000);
+    const { pending, abort } = abortableUpload(sim, id, randomBytes(16 * 1024 * 1024));
+    await until(() => sim.requests().some((r) => r.endpoint === 'submitData'));
+    abort();
+    await expect(pending).rejects.toThrow();
+    sim.releaseHeldUploads();
+    await until(() => sim.requests().find((r) => r.endpoint === 'submitData')?.body !== undefined);
+    const put = sim.requests().find((r) => r.endpoint === 'submitData');
+    expect(put?.bodyComplete).toBe(false);
+    expect(put?.body?.declared).toBe(16 * 1024 * 1024);
+    expect(put?.body?.bytes).toBeLessThan(16 * 1024 * 1024);
+    expect(sim.job(id)).toMatchObject({ state: 'new', uploads: 0 });
+  });
+});
+
+describe('commitUploadLate', () => {
+  it('keeps the job new for a while, then takes the body even when the client went away', async () => {
+    const { id } = await createJob(sim);
+    sim.commitUploadLate(300);
+    const { pending, abort } = abortableUpload(sim, id, 'a\n1\n');
+    await until(() => sim.requests().some((r) => r.endpoint === 'submitData' && r.body !== undefined));
+    expect(sim.job(id)?.state).toBe('new');
+    abort();
+    await expect(pending).rejects.toThrow();
+    await until(() => sim.job(id)?.state !== 'new');
+    expect(sim.job(id)).toMatchObject({ uploads: 1, bytesReceived: 4 });
+  });
+});
+
+describe('onRequest', () => {
+  it('tells of each request as it arrives, before its body is read', async () => {
+    const seen: string[] = [];
+    const stop = sim.onRequest((r) => seen.push(`${r.method} ${r.endpoint} ${r.status}`));
+    await createJob(sim);
+    stop();
+    await createJob(sim);
+    expect(seen).toEqual(['POST createJob 0']);
+  });
+});
+
 describe('commitUploadOnAnswer', () => {
   it('answers late and takes the data when the client is still there', async () => {
     const { id } = await createJob(sim);
@@ -151,15 +215,9 @@ describe('commitUploadOnAnswer', () => {
   it('takes nothing when the client went away before the answer', async () => {
     const { id } = await createJob(sim);
     sim.commitUploadOnAnswer(200);
-    const abort = new AbortController();
-    const pending = fetch(`${sim.baseUrl}/import/v1/job/${id}/data`, {
-      method: 'PUT',
-      headers: { ...IMPORTER, 'content-type': 'application/octet-stream' },
-      body: 'a\n1\n',
-      signal: abort.signal,
-    });
+    const { pending, abort } = abortableUpload(sim, id, 'a\n1\n');
     await until(() => sim.requests().some((r) => r.endpoint === 'submitData'));
-    abort.abort();
+    abort();
     await expect(pending).rejects.toThrow();
     await until(() => sim.requests().find((r) => r.endpoint === 'submitData')?.status === 0);
     await new Promise((resolve) => setTimeout(resolve, 300));

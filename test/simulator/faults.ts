@@ -11,10 +11,15 @@
  *   (the upload is not accepted, the job stays new);
  * - stallUploadAfter: stop reading a data PUT's body after K bytes, so the
  *   client's writes block (backpressure) until the simulator closes;
+ * - holdUploadAfter: the same until releaseHeldUploads(), then read on as
+ *   usual (a slow service; the client's body goes on where it stopped);
  * - commitUploadOnAnswer: read a data PUT's whole body, answer only after a
  *   delay, and take the data only if the client is still there to hear the
  *   answer (a service that commits when it answers; delayNext is the variant
  *   that commits on receipt and answers late);
+ * - commitUploadLate: read a data PUT's whole body, keep the job `new` for a
+ *   while, then take the data whether or not the client is still there, and
+ *   answer if it is (a service that commits within its lag);
  * - answerUploadEarly: after K body bytes, take what arrived as the file,
  *   answer 200 and close the connection without reading the rest;
  * - refuseUploadOnHeaders: answer a data PUT from its headers alone (401,
@@ -77,8 +82,11 @@ export class FaultPlan {
   private readonly drop = new Map<ServiceEndpoint, FaultQueue<true>>();
   private readonly resetUpload = new FaultQueue<number>();
   private readonly stallUpload = new FaultQueue<number>();
+  private readonly holdUpload = new FaultQueue<number>();
+  private held = openGate();
   private readonly expireToken = new Map<ServiceEndpoint, FaultQueue<true>>();
   private readonly commitOnAnswer = new FaultQueue<number>();
+  private readonly commitLate = new FaultQueue<number>();
   private readonly earlyAnswer = new FaultQueue<number>();
   private readonly headerRefusal = new FaultQueue<FailFault>();
   private readonly spelling = new FaultQueue<StateSpelling>();
@@ -113,6 +121,23 @@ export class FaultPlan {
     this.stallUpload.add(bytes, count);
   }
 
+  holdUploadAfter(bytes: number, count?: number): void {
+    requireNonNegative('holdUploadAfter bytes', bytes);
+    this.holdUpload.add(bytes, count);
+  }
+
+  /** Every upload held so far reads on; later holds wait for the next release. */
+  releaseHeldUploads(): void {
+    this.held.open();
+    this.held = openGate();
+  }
+
+  /** The next hold, if one is queued: after how many bytes, and until when. */
+  takeUploadHold(): { afterBytes: number; until: Promise<void> } | undefined {
+    const afterBytes = this.holdUpload.take();
+    return afterBytes === undefined ? undefined : { afterBytes, until: this.held.opened };
+  }
+
   expireTokenNext(endpoint: ServiceEndpoint, count?: number): void {
     queueFor(this.expireToken, endpoint).add(true, count);
   }
@@ -124,6 +149,15 @@ export class FaultPlan {
   commitUploadOnAnswer(delayMs: number, count?: number): void {
     requireNonNegative('commitUploadOnAnswer delayMs', delayMs);
     this.commitOnAnswer.add(delayMs, count);
+  }
+
+  commitUploadLate(delayMs: number, count?: number): void {
+    requireNonNegative('commitUploadLate delayMs', delayMs);
+    this.commitLate.add(delayMs, count);
+  }
+
+  takeCommitLate(): number | undefined {
+    return this.commitLate.take();
   }
 
   answerUploadEarly(bytes: number, count?: number): void {
@@ -189,6 +223,7 @@ export class FaultPlan {
 
   clear(): void {
     this.commitOnAnswer.clear();
+    this.commitLate.clear();
     this.earlyAnswer.clear();
     this.headerRefusal.clear();
     this.spelling.clear();
@@ -197,9 +232,20 @@ export class FaultPlan {
     this.drop.clear();
     this.resetUpload.clear();
     this.stallUpload.clear();
+    this.holdUpload.clear();
+    this.releaseHeldUploads();
     this.expireToken.clear();
     this.jobs.clear();
   }
+}
+
+/** A promise and the function that settles it (Promise.withResolvers needs Node 22). */
+function openGate(): { opened: Promise<void>; open: () => void } {
+  let open: () => void = () => undefined;
+  const opened = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { opened, open };
 }
 
 function queueFor<T>(map: Map<ServiceEndpoint, FaultQueue<T>>, endpoint: ServiceEndpoint): FaultQueue<T> {

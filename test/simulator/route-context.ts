@@ -19,4 +19,6 @@ export interface RouteContext {
   lenientUploads: boolean;
   /** Aborted when the simulator closes: wakes injected delays. */
   closed: AbortSignal;
+  /** Notes in the request log how much of a data PUT's body the service read. */
+  noteBody(bytes: number, declared: number | undefined): void;
 }

@@ -112,9 +112,12 @@ async function submitData(ctx: RouteContext): Promise<Reply> {
   const outcome = await receiveUpload(ctx.req, ctx.maxUploadBytes, {
     resetAfterBytes: ctx.faults.takeUploadReset() ?? ctx.chaos.resetUploadAfterBytes,
     stallAfterBytes: ctx.faults.takeUploadStall(),
+    hold: ctx.faults.takeUploadHold(),
     answerEarlyAfterBytes: ctx.faults.takeEarlyAnswer(),
     throttleBytesPerSec: ctx.chaos.throttleBytesPerSec,
   });
+  const declared = ctx.req.headers['content-length'];
+  ctx.noteBody(outcome.bytes, declared === undefined ? undefined : Number(declared));
   const upload = { listAction };
   switch (outcome.kind) {
     case 'tooLarge':
@@ -130,6 +133,15 @@ async function submitData(ctx: RouteContext): Promise<Reply> {
       ctx.store.accept(job, { ...outcome, ...upload });
       return { ...json(200, publicJob(job)), closeUnread: true };
     case 'complete': {
+      const commitAfterMs = ctx.faults.takeCommitLate();
+      if (commitAfterMs !== undefined) {
+        await sleep(commitAfterMs, undefined, { signal: ctx.closed }).catch(() => undefined);
+        // Committed whoever is still there: only the answer needs the client.
+        if (job.state !== 'new' && !ctx.lenientUploads) return notNew(job);
+        ctx.store.accept(job, { ...outcome, ...upload });
+        if (ctx.req.socket.destroyed) return unanswered(0);
+        return json(200, publicJob(job));
+      }
       const answerAfterMs = ctx.faults.takeCommitOnAnswer();
       if (answerAfterMs !== undefined) {
         await sleep(answerAfterMs, undefined, { signal: ctx.closed }).catch(() => undefined);

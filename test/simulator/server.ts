@@ -102,9 +102,20 @@ export interface Simulator {
   resetUploadAfter(bytes: number, options?: { count?: number }): void;
   applyThenDrop(endpoint: ServiceEndpoint, options?: { count?: number }): void;
   stallUploadAfter(bytes: number, options?: { count?: number }): void;
+  /** The next data PUT(s) stop being read after `bytes` until releaseHeldUploads(), then read on. */
+  holdUploadAfter(bytes: number, options?: { count?: number }): void;
+  releaseHeldUploads(): void;
+  /**
+   * Calls `listener` as each request arrives (its headers read, nothing of its
+   * body), in the same turn: a test can act on a client at that very moment.
+   * Returns the function that removes it.
+   */
+  onRequest(listener: (request: RequestRecord) => void): () => void;
   /** The next request(s) to `endpoint` find their token expired early (and it stays expired). */
   expireTokenNext(endpoint: ServiceEndpoint, options?: { count?: number }): void;
   commitUploadOnAnswer(delayMs: number, options?: { count?: number }): void;
+  /** The next data PUT(s): the whole body read, the job stays `new` for delayMs, then takes it (client there or not). */
+  commitUploadLate(delayMs: number, options?: { count?: number }): void;
   answerUploadEarly(bytes: number, options?: { count?: number }): void;
   refuseUploadOnHeaders(status: number, options?: { count?: number; body?: unknown; contentType?: string }): void;
   /** Applies to the next `count` answers that show a job (create, status, upload). */
@@ -172,6 +183,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   let chaos = options.chaos ? new Chaos(options.chaos) : undefined;
   let lenientUploads = options.lenientUploads ?? false;
   const log: RequestRecord[] = [];
+  const requestListeners = new Set<(request: RequestRecord) => void>();
   // Wakes injected delays when the simulator closes, so no timer outlives it.
   const closed = new AbortController();
 
@@ -186,6 +198,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       at: new Date(now()).toISOString(),
     };
     log.push(record);
+    if (req.method === 'POST' || req.method === 'PUT') {
+      req.once('close', () => {
+        record.bodyComplete = req.complete;
+      });
+    }
+    for (const listener of [...requestListeners]) listener(structuredClone(record));
     if (!match) {
       await drain(req);
       const reply = importError(404, `No endpoint ${req.method} ${url.pathname}`);
@@ -229,6 +247,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
           chaos: draw,
           lenientUploads,
           closed: closed.signal,
+          noteBody: (bytes, declared) => {
+            record.body = declared === undefined ? { bytes } : { bytes, declared };
+          },
         });
         drop = !reply.unanswered && (faults.takeDrop(endpoint) || (draw.loseAnswer === true && reply.status < 300));
       }
@@ -300,8 +321,15 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     resetUploadAfter: (bytes, opts = {}) => faults.resetUploadAfter(bytes, opts.count),
     applyThenDrop: (endpoint, opts = {}) => faults.applyThenDrop(endpoint, opts.count),
     stallUploadAfter: (bytes, opts = {}) => faults.stallUploadAfter(bytes, opts.count),
+    holdUploadAfter: (bytes, opts = {}) => faults.holdUploadAfter(bytes, opts.count),
+    releaseHeldUploads: () => faults.releaseHeldUploads(),
+    onRequest: (listener) => {
+      requestListeners.add(listener);
+      return () => requestListeners.delete(listener);
+    },
     expireTokenNext: (endpoint, opts = {}) => faults.expireTokenNext(endpoint, opts.count),
     commitUploadOnAnswer: (delayMs, opts = {}) => faults.commitUploadOnAnswer(delayMs, opts.count),
+    commitUploadLate: (delayMs, opts = {}) => faults.commitUploadLate(delayMs, opts.count),
     answerUploadEarly: (bytes, opts = {}) => faults.answerUploadEarly(bytes, opts.count),
     refuseUploadOnHeaders: (status, opts = {}) =>
       faults.refuseUploadOnHeaders({ status, body: opts.body, contentType: opts.contentType }, opts.count),

@@ -59,6 +59,18 @@ export async function waitForOutcome(sim: Simulator, id: number): Promise<Record
 }
 
 /** Waits until a condition on the simulator's state holds; the test's own timeout bounds the wait. */
+/** A data PUT the test can abort mid-way (the client going away); `pending` rejects once it does. */
+export function abortableUpload(sim: Simulator, id: number, body: string | Buffer) {
+  const abort = new AbortController();
+  const pending = fetch(`${sim.baseUrl}/import/v1/job/${id}/data`, {
+    method: 'PUT',
+    headers: { ...IMPORTER, 'content-type': 'application/octet-stream' },
+    body,
+    signal: abort.signal,
+  });
+  return { pending, abort: () => abort.abort() };
+}
+
 export async function until(condition: () => boolean): Promise<void> {
   while (!condition()) await sleep(5);
 }

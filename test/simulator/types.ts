@@ -13,6 +13,10 @@ export interface RequestRecord {
   /** The answer's status; 0 while unanswered and for a socket the simulator destroyed without answering. */
   status: number;
   at: string;
+  /** A POST or PUT, once it closed: whether the service read its whole body (all Content-Length bytes). */
+  bodyComplete?: boolean;
+  /** A data PUT, once read: the body bytes the service took in, and the Content-Length the client declared. */
+  body?: { bytes: number; declared?: number };
 }
 
 export interface JobRecord {

@@ -24,6 +24,8 @@ interface UploadFaults {
   resetAfterBytes?: number;
   stallAfterBytes?: number;
   answerEarlyAfterBytes?: number;
+  /** Stop reading after `afterBytes` until `until` settles, then read on. */
+  hold?: { afterBytes: number; until: Promise<void> };
   /** Read the body no faster than this (a slow link or a busy service), so an upload lasts. */
   throttleBytesPerSec?: number;
 }
@@ -34,6 +36,7 @@ export function receiveUpload(req: IncomingMessage, maxBytes: number, faults: Up
   const capture = new HeaderCapture();
   let bytes = 0;
   let tooLarge = declared !== undefined && declared > maxBytes;
+  let hold = faults.hold;
 
   return new Promise((resolve) => {
     let settled = false;
@@ -51,6 +54,13 @@ export function receiveUpload(req: IncomingMessage, maxBytes: number, faults: Up
       if (faults.stallAfterBytes !== undefined && bytes >= faults.stallAfterBytes) {
         req.pause();
         finish({ kind: 'stalled', bytes });
+        return true;
+      }
+      if (hold && bytes >= hold.afterBytes) {
+        const { until } = hold;
+        hold = undefined;
+        req.pause();
+        void until.then(() => req.resume());
         return true;
       }
       if (faults.answerEarlyAfterBytes !== undefined && bytes >= faults.answerEarlyAfterBytes) {

@@ -4,12 +4,15 @@
  * trigger) over a real connection, and a Reset through the workflow service
  * (what the Temporal UI's History -> Reset sends).
  */
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { connectClient } from '../../worker/cli/connect.js';
 import type { CliContext } from '../../worker/cli/context.js';
+import { findTemporalBinary } from '../../worker/demo/temporal-binaries.js';
 
 const EventType = temporal.api.enums.v1.EventType;
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
@@ -79,6 +82,31 @@ export async function resetWorkflow<T extends WorkflowHandle>(
     requestId: randomUUID(),
   });
   return client.workflow.getHandle(handle.workflowId, newRunId ?? undefined) as T;
+}
+
+/**
+ * An operator's activity reset of the workflow's running `activityType`,
+ * through the Temporal CLI (`temporal activity reset`, what the UI's Reset
+ * on a Pending Activity card sends); with `clearHeartbeatDetails`, the
+ * step's heartbeat details are cleared too. Returns what the CLI printed.
+ */
+export async function resetActivityWithCli(
+  client: Client,
+  address: string,
+  handle: WorkflowHandle,
+  activityType: string,
+  options: { clearHeartbeatDetails: boolean },
+): Promise<string> {
+  const cli = findTemporalBinary('dev-server');
+  if (!cli) throw new Error('no Temporal CLI: run `npm run setup:temporal`, or set TEMPORAL_SERVER_PATH');
+  const pending = (await handle.describe()).raw.pendingActivities ?? [];
+  const activity = pending.find((a) => a.activityType?.name === activityType);
+  if (!activity?.activityId) throw new Error(`no ${activityType} activity is pending in ${handle.workflowId}`);
+  const args = ['activity', 'reset', '--address', address, '--namespace', client.options.namespace];
+  args.push('--workflow-id', handle.workflowId, '--activity-id', activity.activityId);
+  if (options.clearHeartbeatDetails) args.push('--clear-heartbeat-details');
+  const { stdout, stderr } = await promisify(execFile)(cli.path, args);
+  return `${stdout}${stderr}`;
 }
 
 /** The identities of the workers that started `activityType` attempts, in history order. */

@@ -7,6 +7,7 @@
 
 import { TENANT_PATTERN } from '../../workflows/contracts/import-input.js';
 import { DEFAULT_JOB_TIMEOUT_MS } from '../../workflows/contracts/import-workflow.js';
+import { DEFAULT_JOB_RECORD_SETTINGS } from '../../workflows/contracts/job-record.js';
 import { DEFAULT_POLL_SCHEDULE_MS } from '../../workflows/poll-schedule.js';
 import { fail } from './errors.js';
 import {
@@ -15,6 +16,7 @@ import {
   decimal,
   duration,
   durationList,
+  durationWithin,
   hostAndPort,
   httpUrl,
   matching,
@@ -167,6 +169,17 @@ export const CONFIG_VARIABLES = {
     'Ranged S3 reads in flight per upload: `auto` starts with one and adds more whenever the PUT waited on S3 for more than 5% of its time (looked at every 2 MiB), in proportion to that wait, up to 8; a number from 1 (one sequential GET) to 32 fixes it. Parts read ahead of the PUT hold at most 16 MiB, whatever the number and the part size; an S3 that ignores Range gets one sequential GET',
     'auto',
     (text, name) => parseParallelParts(text) ?? fail(name, '`auto` or a whole number from 1 to 32', text),
+  ),
+  // The fence's two times: a record keeps the ones of the worker that started it (see the record's settings).
+  IMPORT_RECORD_LEASE: variable(
+    "How long a confirm from an object version's job record lets one attempt send the last bytes of a create or an upload; an attempt that takes over waits this plus `IMPORT_RECORD_LAG` after the last confirm. A record keeps the value of the worker that started it. From 2s (the fence keeps 1 s in hand) to 10m",
+    durationText(DEFAULT_JOB_RECORD_SETTINGS.leaseMs),
+    durationWithin(2_000, 10 * 60_000, '2s to 10m'),
+  ),
+  IMPORT_RECORD_LAG: variable(
+    'How late the service may commit what it received and, again, list a job it made: an upload that takes over waits it once, the search after an uncertain create twice. A record keeps the value of the worker that started it. From 0 to 1h',
+    durationText(DEFAULT_JOB_RECORD_SETTINGS.lagMs),
+    durationWithin(0, 60 * 60_000, '0 to 1h'),
   ),
   WORKER_MAX_CONCURRENT_UPLOADS: variable('Uploads one worker process runs at once', '2', wholeNumber(1, 64)),
   WORKER_MAX_CONCURRENT_ACTIVITIES: variable(

@@ -48,6 +48,14 @@ export const duration =
     return ms !== undefined && (ms > 0 || allowZero) ? ms : fail(name, 'a duration such as 30s, 5m, 24h', text);
   };
 
+/** A duration from minMs to maxMs (`0` allowed when minMs is 0); `range` says them as an operator writes them. */
+export const durationWithin =
+  (minMs: number, maxMs: number, range: string): Parse<number> =>
+  (text, name) => {
+    const ms = text === '0' ? 0 : parseDuration(text);
+    return ms !== undefined && ms >= minMs && ms <= maxMs ? ms : fail(name, `a duration from ${range}`, text);
+  };
+
 export const durationList: Parse<number[]> = (text, name) => {
   const delays = text.split(',').map((part) => parseDuration(part));
   if (delays.some((d) => d === undefined || d <= 0)) {

@@ -83,6 +83,8 @@ export interface Config extends ClientConfig {
   budget: BudgetSettings;
   poll: { scheduleMs: number[]; jitterRatio: number; jobTimeoutMs: number };
   maxFileBytes: number;
+  /** The job records' fence (IMPORT_RECORD_LEASE, IMPORT_RECORD_LAG): given to each record the worker starts. */
+  jobRecord: { leaseMs: number; lagMs: number };
   upload: { partSizeBytes: number; parallelParts: ParallelParts };
   worker: {
     maxConcurrentUploads: number;

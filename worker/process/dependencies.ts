@@ -38,13 +38,15 @@ export function createActivityDeps(config: Config, client: Client, metrics?: Wor
     workflows: temporalWorkflowStatuses(client),
     mappingLocks: temporalMappingLocks(client, config.temporal.taskQueue),
     // On the main task queue, like the budget ledger: the record is a workflow the import's worker runs.
-    jobRecord: new TemporalJobRecordGate({ client, taskQueue: config.temporal.taskQueue }),
+    jobRecord: new TemporalJobRecordGate({ client, taskQueue: config.temporal.taskQueue, settings: config.jobRecord }),
     settings: {
       maxFileBytes: config.maxFileBytes,
       poll: { scheduleMs: config.poll.scheduleMs, jitterRatio: config.poll.jitterRatio },
       uploadIdleTimeoutMs: service.uploadIdleTimeoutMs,
       partSizeBytes: config.upload.partSizeBytes,
       parallelParts: config.upload.parallelParts,
+      // The service may commit a create that long after its last byte, and list the job that long after again.
+      createSettleMs: 2 * config.jobRecord.lagMs,
     },
     onBytesUploaded: metrics ? (n) => metrics.bytesUploaded(n) : undefined,
   };

@@ -69,6 +69,14 @@ describe('configuration defaults', () => {
     expect(c.temporal.namespace).toBe('imports');
   });
 
+  it('reads the job records’ lease and lag, 10 s and 15 s unless set; a lag of 0 is allowed', () => {
+    expect(loadConfig({}).jobRecord).toEqual({ leaseMs: 10_000, lagMs: 15_000 });
+    expect(loadConfig({ IMPORT_RECORD_LEASE: '3s', IMPORT_RECORD_LAG: '0' }).jobRecord).toEqual({
+      leaseMs: 3_000,
+      lagMs: 0,
+    });
+  });
+
   it('applies budgets, headroom and the reset time', () => {
     const c = loadConfig({
       IMPORT_BUDGET_WRITE_DAILY: '100',
@@ -105,6 +113,9 @@ describe('configuration errors name the variable and what it expects', () => {
     [{ TEMPORAL_ADDRESS: 'http://temporal:7233' }, /^TEMPORAL_ADDRESS must be host:port/],
     [{ TEMPORAL_ADDRESS: 'temporal:0' }, /^TEMPORAL_ADDRESS must be host:port/],
     [{ WORKER_CONNECT_TIMEOUT: 'forever' }, /^WORKER_CONNECT_TIMEOUT must be a duration/],
+    [{ IMPORT_RECORD_LEASE: '1s' }, /^IMPORT_RECORD_LEASE must be a duration from 2s to 10m; got "1s"/],
+    [{ IMPORT_RECORD_LEASE: 'soon' }, /^IMPORT_RECORD_LEASE must be a duration from 2s to 10m/],
+    [{ IMPORT_RECORD_LAG: '2h' }, /^IMPORT_RECORD_LAG must be a duration from 0 to 1h; got "2h"/],
   ])('%o', (env, message) => {
     const err = errorOf(() => loadConfig(env));
     expect(err.message).toMatch(message);
