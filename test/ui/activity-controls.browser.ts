@@ -76,7 +76,8 @@ describe('activity controls in the Temporal Web UI', () => {
   const started: string[] = [];
 
   beforeAll(async () => {
-    stack = await startStack({ processingMs: 3_000, workerEnv: { COMPANY_DATA_REQUEST_TIMEOUT: REQUEST_TIMEOUT } });
+    // Jobs process in a second: the job wait's tests hold their job for as long as they need (holdProcessing).
+    stack = await startStack({ processingMs: 1_000, workerEnv: { COMPANY_DATA_REQUEST_TIMEOUT: REQUEST_TIMEOUT } });
     browser = await launchChromium();
   });
 
