@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from './server.js';
-import { call, createJob, upload } from './test-client.js';
+import { call, createJob, upload, waitForOutcome } from './test-client.js';
 
 let sim: Simulator;
 beforeEach(async () => {
@@ -125,6 +125,20 @@ describe('/__sim inspection API', () => {
     await simPost('/faults', { kind: 'failNext', endpoint: 'listJobs', status: 500 });
     expect((await simPost('/reset-faults')).status).toBe(204);
     expect((await call(sim, 'GET', '/import/v1/jobs')).status).toBe(200);
+  });
+
+  it('holds a job in processing over HTTP until POST /reset-faults lets it end', async () => {
+    const csv = 'Account Name,Account Domain\nAcme,acme.com\n';
+    expect((await simPost('/faults', { kind: 'holdProcessing' })).status).toBe(204);
+    const held = await createJob(sim);
+    const other = await createJob(sim);
+    await upload(sim, held.id, csv);
+    await upload(sim, other.id, csv);
+    // The job accepted after it, not held, has ended.
+    expect(await waitForOutcome(sim, other.id)).toMatchObject({ state: 'completed' });
+    expect((await simGet(`/jobs/${held.id}`)).body).toMatchObject({ state: 'processing' });
+    await simPost('/reset-faults');
+    expect(await waitForOutcome(sim, held.id)).toMatchObject({ state: 'completed' });
   });
 
   it('sets the job outcome and resets counters over HTTP', async () => {

@@ -31,6 +31,7 @@ const FAULT_KINDS = [
   'ignoreSort',
   'capPerPage',
   'omitFields',
+  'holdProcessing',
 ] as const;
 
 export async function handleInspect(req: IncomingMessage, pathname: string, sim: Simulator): Promise<Reply> {
@@ -189,6 +190,9 @@ function addJobFault(sim: Simulator, body: Record<string, unknown>, count: numbe
       return;
     case 'capPerPage':
       faults.capPerPage(requireNumber(body, 'max'), count);
+      return;
+    case 'holdProcessing':
+      faults.holdProcessing(count);
       return;
     case 'omitFields': {
       const fields = body.fields;

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from './server.js';
-import { call, createJob } from './test-client.js';
+import { call, createJob, upload, waitForOutcome } from './test-client.js';
 
 let sim: Simulator;
 beforeEach(async () => {
@@ -82,6 +82,22 @@ describe('job faults', () => {
     expect(body.totalCount).toBeUndefined();
     expect((body.data as Record<string, unknown>[])[0]).not.toHaveProperty('updatedAt');
     expect(() => sim.jobFaults.omitFields('listJobs', ['id'])).toThrow(/may leave out only/);
+  });
+
+  it('holdProcessing keeps the next job processing until the faults are cleared, then it ends as usual', async () => {
+    const csv = 'Account Name,Account Domain\nAcme,acme.com\n';
+    sim.jobFaults.holdProcessing();
+    const held = await createJob(sim);
+    const other = await createJob(sim);
+    expect((await upload(sim, held.id, csv)).body).toMatchObject({ state: 'processing' });
+    await upload(sim, other.id, csv);
+    // Accepted after the held one, with the same processing time: ended, while the held one has not.
+    expect(await waitForOutcome(sim, other.id)).toMatchObject({ state: 'completed' });
+    expect(sim.job(held.id)).toMatchObject({ state: 'processing', uploads: 1 });
+    const listed = (await list('?state=processing')).data as { id: number }[];
+    expect(listed.map((j) => j.id)).toEqual([held.id]);
+    sim.clearFaults();
+    expect(await waitForOutcome(sim, held.id)).toMatchObject({ state: 'completed' });
   });
 
   it('clearFaults clears the job faults too', async () => {

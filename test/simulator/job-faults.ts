@@ -13,7 +13,10 @@
  * - ignoreSort: a list ignores `sort` (id order, oldest first);
  * - capPerPage: a list returns at most `max` jobs per page, whatever `perPage` asked;
  * - omitFields: a job answer (or list) leaves out these fields of each job,
- *   and `totalCount` of a list.
+ *   and `totalCount` of a list;
+ * - holdProcessing: the next job to take its data stays `processing` until
+ *   the faults are cleared (a long job that a test ends when it chooses);
+ *   then its processing time runs out as usual, counted from the upload.
  */
 import type { ServiceEndpoint } from '../../workflows/contracts/endpoints.js';
 import { FaultQueue } from './faults.js';
@@ -44,6 +47,7 @@ export class JobFaults {
   private readonly noSort = new FaultQueue<true>();
   private readonly pageCap = new FaultQueue<number>();
   private readonly omit = new Map<ServiceEndpoint, FaultQueue<readonly string[]>>();
+  private readonly hold = new FaultQueue<true>();
 
   commitCreateLate(fault: LateCommit, count?: number): void {
     requireNonNegative('commitCreateLate afterMs', fault.afterMs);
@@ -96,6 +100,10 @@ export class JobFaults {
     queue.add(fields, count);
   }
 
+  holdProcessing(count?: number): void {
+    this.hold.add(true, count);
+  }
+
   takeLateCommit = () => this.lateCommit.take();
   takeListLate = () => this.listLate.take();
   takeTruncate = () => this.truncate.take();
@@ -103,9 +111,18 @@ export class JobFaults {
   takeIgnoreSort = () => this.noSort.take() ?? false;
   takePageCap = () => this.pageCap.take();
   takeOmit = (endpoint: ServiceEndpoint) => this.omit.get(endpoint)?.take();
+  takeHoldProcessing = () => this.hold.take() ?? false;
 
   clear(): void {
-    for (const queue of [this.lateCommit, this.listLate, this.truncate, this.bigId, this.noSort, this.pageCap]) {
+    for (const queue of [
+      this.lateCommit,
+      this.listLate,
+      this.truncate,
+      this.bigId,
+      this.noSort,
+      this.pageCap,
+      this.hold,
+    ]) {
       queue.clear();
     }
     this.omit.clear();

@@ -37,6 +37,8 @@ export class JobStore {
   private readonly mappings = new Map<string, unknown[]>();
   private readonly sources: Set<string>;
   private readonly timers = new Set<NodeJS.Timeout>();
+  /** Jobs the holdProcessing fault keeps `processing`: when each would have ended, and how it ends. */
+  private readonly held = new Map<string, { dueMs: number; end: () => void }>();
   private nextId = 100_001n;
   private nextBigId = FIRST_BIG_ID;
   private lateCreates = 0;
@@ -125,10 +127,11 @@ export class JobStore {
 
   /**
    * Takes the job's data: the job moves to processing now and to its outcome
-   * after processingMs. The outcome is decided here, from the mappings that
-   * apply at upload time, as the service validates the file it received.
+   * after processingMs (a `held` job only once releaseHeld() lets it go). The
+   * outcome is decided here, from the mappings that apply at upload time, as
+   * the service validates the file it received.
    */
-  accept(job: JobRecord, upload: AcceptedUpload): void {
+  accept(job: JobRecord, upload: AcceptedUpload, options: { held?: boolean } = {}): void {
     job.acceptedBodies.push({ bytes: upload.bytes, sha256: upload.sha256, at: this.isoNow() });
     if (job.state !== 'new') {
       // A lenient service took a second complete body that began while the job was new: it is counted, and
@@ -147,12 +150,26 @@ export class JobStore {
     const failureReason =
       this.headerProblem(job, upload.header) ??
       (this.jobOutcome === 'failed' ? 'the simulator was told to fail jobs (setJobOutcome)' : undefined);
-    const timer = setTimeout(() => {
-      this.timers.delete(timer);
+    const end = () => {
       job.state = failureReason ? 'failed' : 'completed';
       if (failureReason) job.failureReason = failureReason;
       job.updatedAt = this.isoNow();
-    }, this.processingMs);
+    };
+    if (options.held) this.held.set(job.id, { dueMs: this.now() + this.processingMs, end });
+    else this.after(this.processingMs, end);
+  }
+
+  /** Lets every held job end: at once when its processing time has passed, else when it does. */
+  releaseHeld(): void {
+    for (const { dueMs, end } of this.held.values()) this.after(Math.max(0, dueMs - this.now()), end);
+    this.held.clear();
+  }
+
+  private after(ms: number, run: () => void): void {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      run();
+    }, ms);
     this.timers.add(timer);
   }
 
@@ -189,6 +206,7 @@ export class JobStore {
   stop(): void {
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
+    this.held.clear();
   }
 
   isoNow(): string {

@@ -119,6 +119,8 @@ async function submitData(ctx: RouteContext): Promise<Reply> {
   const declared = ctx.req.headers['content-length'];
   ctx.noteBody(outcome.bytes, declared === undefined ? undefined : Number(declared));
   const upload = { listAction };
+  // Only the body that moves a job out of `new` starts its processing, so only it takes a holdProcessing fault.
+  const hold = () => ({ held: job.state === 'new' && ctx.faults.jobs.takeHoldProcessing() });
   switch (outcome.kind) {
     case 'tooLarge':
       return importError(400, `the file exceeds the upload limit of ${ctx.maxUploadBytes} bytes`);
@@ -130,7 +132,7 @@ async function submitData(ctx: RouteContext): Promise<Reply> {
       return unanswered(0);
     case 'early':
       if (job.state !== 'new') return notNew(job);
-      ctx.store.accept(job, { ...outcome, ...upload });
+      ctx.store.accept(job, { ...outcome, ...upload }, hold());
       return { ...json(200, publicJob(job)), closeUnread: true };
     case 'complete': {
       const commitAfterMs = ctx.faults.takeCommitLate();
@@ -151,7 +153,7 @@ async function submitData(ctx: RouteContext): Promise<Reply> {
       // Another upload to the same job may have finished while this one streamed: a strict service refuses
       // this one, a lenient one takes it too (it began while the job was new).
       if (job.state !== 'new' && !ctx.lenientUploads) return notNew(job);
-      ctx.store.accept(job, { ...outcome, ...upload });
+      ctx.store.accept(job, { ...outcome, ...upload }, hold());
       return json(200, publicJob(job, ctx.faults.jobs.takeOmit('submitData')));
     }
   }

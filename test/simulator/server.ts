@@ -120,6 +120,7 @@ export interface Simulator {
   refuseUploadOnHeaders(status: number, options?: { count?: number; body?: unknown; contentType?: string }): void;
   /** Applies to the next `count` answers that show a job (create, status, upload). */
   spellStates(spelling: StateSpelling, options?: { count?: number }): void;
+  /** Clears every queued fault; jobs a holdProcessing fault kept `processing` go on to their end. */
   clearFaults(): void;
   /** Tokens the exchange issued, oldest first. */
   issuedTokens(): string[];
@@ -334,7 +335,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     refuseUploadOnHeaders: (status, opts = {}) =>
       faults.refuseUploadOnHeaders({ status, body: opts.body, contentType: opts.contentType }, opts.count),
     spellStates: (spelling, opts = {}) => faults.spellStates(spelling, opts.count),
-    clearFaults: () => faults.clear(),
+    clearFaults: () => {
+      faults.clear();
+      store.releaseHeld();
+    },
     issuedTokens: () => [...auth.issued],
     setJobOutcome: (outcome) => {
       store.jobOutcome = outcome;

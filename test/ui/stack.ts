@@ -61,6 +61,8 @@ function inspection(baseUrl: string): SimulatorInspection {
 interface StackOptions {
   /** Time from an accepted upload to a completed job in the simulator. */
   processingMs: number;
+  /** Worker settings of this file on top of the ones every browser test gets. */
+  workerEnv?: Record<string, string>;
 }
 
 export async function startStack(options: StackOptions): Promise<UiStack> {
@@ -76,6 +78,7 @@ export async function startStack(options: StackOptions): Promise<UiStack> {
       LOG_LEVEL: 'WARN',
       // An operator's pause or reset reaches the running attempt within a second (README "Activity controls").
       WORKER_HEARTBEAT_THROTTLE: '1s',
+      ...options.workerEnv,
     },
   });
   try {
