@@ -77,7 +77,12 @@ describe('activity controls in the Temporal Web UI', () => {
 
   beforeAll(async () => {
     // Jobs process in a second: the job wait's tests hold their job for as long as they need (holdProcessing).
-    stack = await startStack({ processingMs: 1_000, workerEnv: { COMPANY_DATA_REQUEST_TIMEOUT: REQUEST_TIMEOUT } });
+    // The simulator commits and lists a job at once, so a short service lag is honest here: a reset
+    // create's next attempt then waits about 13 s (lease + lag) instead of 30 s before it searches.
+    stack = await startStack({
+      processingMs: 1_000,
+      workerEnv: { COMPANY_DATA_REQUEST_TIMEOUT: REQUEST_TIMEOUT, IMPORT_RECORD_LAG: '3s' },
+    });
     browser = await launchChromium();
   });
 
