@@ -8,7 +8,8 @@
  * from. The pieces live in worker/config/, one idea a file:
  *   declarations.ts  each variable once: README text, default, parser and range
  *   parsers.ts, units.ts  reading a variable's text (durations, sizes, URLs, ...)
- *   load.ts          the Temporal connection, the tenant, budgets, S3, the Worker Deployment
+ *   load.ts          the Temporal connection, the tenant, budgets, S3, the Worker Deployment,
+ *                    what the CLI writes into the inputs it builds (tenant, job timeout)
  *   service.ts       the service URL and its one token source
  *   feeds.ts         IMPORT_FEEDS_FILE, checked by the import input's own rules
  *   secret.ts, errors.ts, types.ts
@@ -32,6 +33,7 @@ export { loadFeeds } from './worker/config/feeds.js';
 export {
   loadBudgetSettings,
   loadClientConfig,
+  loadInputDefaults,
   loadS3Config,
   loadTemporalConfig,
   loadWorkerDeployment,
@@ -40,6 +42,7 @@ export { Secret } from './worker/config/secret.js';
 export type {
   Config,
   FeedConfig,
+  InputDefaults,
   LogLevel,
   TemporalConfig,
   TokenConfig,
@@ -62,7 +65,6 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
     poll: {
       scheduleMs: readVariable(env, 'IMPORT_POLL_SCHEDULE'),
       jitterRatio: readVariable(env, 'IMPORT_POLL_JITTER'),
-      jobTimeoutMs: readVariable(env, 'IMPORT_JOB_TIMEOUT'),
     },
     maxFileBytes: readVariable(env, 'IMPORT_MAX_FILE_BYTES'),
     jobRecord: {

@@ -48,7 +48,7 @@ export interface CreateImportJobDeps extends ServiceCallsDeps {
 }
 
 /** A job in `new` has no data yet; one a Reset's earlier run filled is processing or completed. A failed job is never reused. */
-export const STATES_TO_SEARCH: readonly ImportJobState[] = ['new', 'processing', 'completed'];
+const STATES_TO_SEARCH: readonly ImportJobState[] = ['new', 'processing', 'completed'];
 /** Failures after which a create may still have made its job. */
 const UNCERTAIN_CREATE_FAILURES = new Set(['ServerError', 'Timeout', 'Network', 'UnusableResponse']);
 

@@ -12,7 +12,7 @@ import { makeCountWindowSpend } from './budget/window-spend.js';
 import { makeCreateImportJob } from './create-import-job.js';
 import { createDryRunActivities } from './dry-run/index.js';
 import { makeInspectSource } from './inspect-source.js';
-import type { JobRecordGate } from './job-record/gate.js';
+import type { JobRecordGate, JobRecordReader } from './job-record/gate.js';
 import { makeListFeedObjects } from './list-feed-objects.js';
 import type { MappingLocks } from './mapping-lock.js';
 import { makeReadImportStates, type WorkflowStatuses } from './read-import-states.js';
@@ -48,7 +48,7 @@ export interface ActivityDeps {
   /** The custom sources' mapping locks. */
   mappingLocks: MappingLocks;
   /** The object versions' job records: which job imports a version, who may create or upload it now. */
-  jobRecord: JobRecordGate;
+  jobRecord: JobRecordGate & JobRecordReader;
   settings: ActivitySettings;
   /** Metrics hook: bytes as they move into an upload. */
   onBytesUploaded?: (bytes: number) => void;
@@ -84,7 +84,13 @@ export function createActivities(deps: ActivityDeps) {
     listFeedObjects: makeListFeedObjects({ s3 }),
     readImportStates: makeReadImportStates({ workflows: deps.workflows }),
     countWindowSpend: makeCountWindowSpend({ service }),
-    ...createDryRunActivities({ ...calls, s3, maxFileBytes: settings.maxFileBytes, reference }),
+    ...createDryRunActivities({
+      ...calls,
+      s3,
+      maxFileBytes: settings.maxFileBytes,
+      reference,
+      records: deps.jobRecord,
+    }),
   };
   // The workflows proxy these by name: fail the build if one is missing or its signature drifts from a contract.
   activities satisfies AllActivities;

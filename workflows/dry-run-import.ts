@@ -2,9 +2,10 @@
  * Dry runs: what an import (dryRunImport) or a feed's nightly (dryRunFeed)
  * would do, found out without doing it. They run the import's own checks
  * through read-only activities: the preflight against S3 and the service's
- * reference reads, the field-mapping diff (no write, no lock), the job
- * lookup (no create), Temporal's record of the object version's import, and
- * the ledger's budgets. Nothing is created, written or uploaded; every read
+ * reference reads, the field-mapping diff (no write, no lock), the job the
+ * object version's job record holds (read, never claimed or started; no
+ * list call), Temporal's record of the object version's import, and the
+ * ledger's budgets. Nothing is created, written or uploaded; every read
  * is reserved with the ledger like any call and reported in `spent`.
  *
  * They run on the worker, so the service token stays there, and are
@@ -33,12 +34,13 @@ import type {
   MappingDiff,
   ObjectDryRun,
   PreflightFacts,
+  RecordFinding,
 } from './contracts/dry-run.js';
 import { type ApiCallCounts, addApiCalls } from './contracts/endpoints.js';
 import { type ImportFileInput, importInputProblems, normaliseImportInput } from './contracts/import-input.js';
-import { jobKeyFor, jobNameWithKey } from './contracts/job-key.js';
+import { jobNameWithKey } from './contracts/job-key.js';
 import { feedObjectWorkflowId, objectImportWorkflowId } from './contracts/nightly.js';
-import { budgetChecks, importCost, verdictOf } from './dry-run-verdict.js';
+import { budgetChecks, existingJobProblem, importCost, jobWarnings, verdictOf } from './dry-run-verdict.js';
 import { failureMessageOf, failureTypeOf } from './failure-classification.js';
 import { importAllowance, importInputForObject } from './nightly-policy.js';
 import { ACTIVITY_RETRY_POLICY, SHORT_CALL_TIMEOUT_MS } from './retry-policies.js';
@@ -50,8 +52,8 @@ type DryRunCalls = DryRunActivities &
 /** A few tries, quickly: a dry run answers in seconds or says what it could not check. */
 const DRY_RUN_RETRY = { ...ACTIVITY_RETRY_POLICY, maximumAttempts: 3, maximumInterval: '5s' };
 const short = proxyActivities<DryRunCalls>({ startToCloseTimeout: SHORT_CALL_TIMEOUT_MS, retry: DRY_RUN_RETRY });
-/** The job search pages through the list and heartbeats each page. */
-const search = proxyActivities<DryRunCalls>({
+/** The job lookup reads a record (and at most one job) per object, up to a feed's 200, heartbeating as it goes. */
+const records = proxyActivities<DryRunCalls>({
   startToCloseTimeout: 10 * 60 * 1000,
   heartbeatTimeout: 2 * 60 * 1000,
   retry: DRY_RUN_RETRY,
@@ -113,10 +115,10 @@ export async function dryRunImport(request: DryRunImportInput): Promise<DryRunIm
     : undefined;
   const importState = workflowId ? states?.[workflowId] : undefined;
   const goesOn = problems.length === 0 && verdictOf([], importState, request.workflowId === undefined) === 'import';
-  const lookup =
-    facts && goesOn
-      ? await lookupJobs(findings, lookupScope(input), [{ input, etag: facts.etag }], problems)
-      : undefined;
+  const found =
+    facts && goesOn ? (await lookupJobs(findings, input.tenant, [versionOf(input, facts)], problems))?.[0] : undefined;
+  const jobProblem = existingJobProblem(found?.existing);
+  if (jobProblem) problems.push(jobProblem);
   const usage = await readUsage(findings, input.tenant, problems);
   const object = objectReport({
     input,
@@ -126,7 +128,7 @@ export async function dryRunImport(request: DryRunImportInput): Promise<DryRunIm
     workflowId,
     importState,
     byVersion: request.workflowId === undefined,
-    job: jobReport(input, facts?.etag, lookup?.via, lookup?.jobs[0]),
+    job: jobReport(input, found),
     usage,
   });
   return { object, spent: findings.spent };
@@ -176,7 +178,7 @@ export async function dryRunFeed(request: DryRunFeedInput): Promise<DryRunFeedRe
       workflowId: objectImportWorkflowId(feed.bucket, o.key, o.etag),
       importState: stateOf(o),
       byVersion: true,
-      job: c ? jobReport(input, c.facts?.etag, jobOf.via, jobOf.jobs.get(o.key)) : undefined,
+      job: c ? jobReport(input, jobOf.get(o.key)) : undefined,
       usage: c ? usage : undefined,
     });
   });
@@ -227,7 +229,7 @@ async function preflightCandidates(
   return checked;
 }
 
-/** One pass over the job list for every candidate that passed its preflight. */
+/** One lookup for every candidate that passed its preflight; a job its import would meet failed fails it. */
 async function lookupReadyJobs(
   findings: Findings,
   { feed }: DryRunFeedInput,
@@ -235,20 +237,22 @@ async function lookupReadyJobs(
   inputs: Map<string, ImportFileInput>,
   checked: Checked,
   problems: DryRunProblem[],
-) {
+): Promise<Map<string, JobFinding>> {
   const ready = candidates.flatMap((o) => {
     const c = checked.get(o.key);
-    return c?.facts && c.problems.length === 0
-      ? [{ input: inputs.get(o.key) as ImportFileInput, etag: c.facts.etag }]
-      : [];
+    return c?.facts && c.problems.length === 0 ? [{ key: o.key, c, facts: c.facts }] : [];
   });
-  // Every nightly child has a jobScope, so its import searches every state.
-  const shared = { tenant: feed.tenant, entityType: feed.entityType, searchAllStates: true };
-  const lookup = ready.length > 0 ? await lookupJobs(findings, shared, ready, problems) : undefined;
-  return {
-    via: lookup?.via,
-    jobs: new Map(ready.map((r, i) => [r.input.source.key, lookup?.jobs[i] ?? undefined])),
-  };
+  const versions = ready.map((r) => versionOf(inputs.get(r.key) as ImportFileInput, r.facts));
+  const found = ready.length > 0 ? await lookupJobs(findings, feed.tenant, versions, problems) : undefined;
+  const jobOf = new Map<string, JobFinding>();
+  ready.forEach((r, i) => {
+    const finding = found?.[i];
+    if (!finding) return;
+    jobOf.set(r.key, finding);
+    const jobProblem = existingJobProblem(finding.existing);
+    if (jobProblem) r.c.problems.push(jobProblem);
+  });
+  return jobOf;
 }
 
 /** How many imports the budgets allow now, and when they reopen, as the nightly would decide. */
@@ -274,53 +278,46 @@ function preflight(findings: Findings, input: ImportFileInput, problems: DryRunP
   );
 }
 
-interface LookupScope {
-  tenant?: string;
-  entityType: ImportFileInput['entityType'];
-  searchAllStates: boolean;
+/** What the lookup found for one object version. */
+interface JobFinding {
+  via: JobLookupVia;
+  record?: RecordFinding;
+  existing?: ExistingJob;
 }
 
-/** A fresh start searches only `new` jobs; one with a jobScope (an earlier execution may have filled its job) every state. */
-function lookupScope(input: ImportFileInput): LookupScope {
-  return { tenant: input.tenant, entityType: input.entityType, searchAllStates: input.jobScope !== undefined };
+/** The object version an import names to its job record (the ETag as inspected). */
+function versionOf(input: ImportFileInput, facts: PreflightFacts) {
+  return { bucket: input.source.bucket, key: input.source.key, etag: facts.etag };
 }
 
-/** One lookup for all the given imports' jobs; a key exists only with a jobScope (else it holds the start's run id). */
-function lookupJobs(
+/**
+ * One lookup for all the given versions: each one's job record answers, as
+ * it answers the import (whatever its workflow id, jobScope or feed).
+ */
+async function lookupJobs(
   findings: Findings,
-  shared: LookupScope,
-  imports: { input: ImportFileInput; etag: string }[],
+  tenant: string | undefined,
+  versions: { bucket: string; key: string; etag: string }[],
   problems: DryRunProblem[],
-) {
-  return findings.step('createImportJob', problems, () =>
-    search.findImportJobs({
-      tenant: shared.tenant,
-      entityType: shared.entityType,
-      searchAllStates: shared.searchAllStates,
-      lookups: imports.map(({ input, etag }) => ({
-        version: { bucket: input.source.bucket, key: input.source.key, etag },
-        ...(input.jobScope !== undefined ? { jobKey: jobKeyFor(input.jobScope, etag) } : {}),
-      })),
-    }),
+): Promise<JobFinding[] | undefined> {
+  const answer = await findings.step('createImportJob', problems, () =>
+    records.findImportJobs({ tenant, lookups: versions.map((version) => ({ version })) }),
   );
+  if (!answer) return undefined;
+  return versions.map((_, i) => {
+    const record = answer.records?.[i];
+    const existing = answer.jobs[i];
+    return { via: answer.via, ...(record ? { record } : {}), ...(existing ? { existing } : {}) };
+  });
 }
 
-function jobReport(
-  input: ImportFileInput,
-  etag: string | undefined,
-  via: JobLookupVia | undefined,
-  existing: ExistingJob | null | undefined,
-): DryRunJob {
-  const key = input.jobScope !== undefined && etag !== undefined ? jobKeyFor(input.jobScope, etag) : undefined;
+function jobReport(input: ImportFileInput, found: JobFinding | undefined): DryRunJob {
   return {
-    name: jobNameWithKey(input.dataImportName, key ?? '<key>'),
-    ...(key !== undefined ? { key } : {}),
-    keyNote:
-      input.jobScope !== undefined
-        ? `hash of the jobScope ${input.jobScope} and the ETag: the same import across executions finds its job`
-        : "hash of the import's workflow id, its first run id and the ETag: decided at start, so no job holds it yet",
-    lookup: via ?? 'none',
-    ...(existing ? { existing } : {}),
+    name: jobNameWithKey(input.dataImportName, '<key>'),
+    keyNote: "a fresh key for each create, given by the object version's job record",
+    lookup: found?.via ?? 'none',
+    ...(found?.record ? { record: found.record } : {}),
+    ...(found?.existing ? { existing: found.existing } : {}),
   };
 }
 
@@ -370,6 +367,7 @@ function objectReport(p: ObjectParts): ObjectDryRun {
         `${p.mappings.missing.length} to add, ${p.mappings.unexpected.length} to remove`,
     );
   }
+  if (verdict === 'import' && p.job) warnings.push(...jobWarnings(p.job));
   if (p.importState === 'ended-otherwise') {
     warnings.push(
       `an earlier import of this version (workflow ${p.workflowId}) did not complete; this one runs it again`,

@@ -5,7 +5,14 @@
  * nothing to do because the version was imported already or is importing).
  */
 import type { BudgetUsage } from './contracts/activities.js';
-import type { BudgetCheck, DryRunProblem, DryRunVerdict, ExistingJob, ObjectDryRun } from './contracts/dry-run.js';
+import type {
+  BudgetCheck,
+  DryRunJob,
+  DryRunProblem,
+  DryRunVerdict,
+  ExistingJob,
+  ObjectDryRun,
+} from './contracts/dry-run.js';
 import { BUDGETED_ENDPOINT_NAMES, type BudgetedEndpoint } from './contracts/endpoints.js';
 import type { ImportFileInput } from './contracts/import-input.js';
 import { CALLS_PER_IMPORT } from './nightly-policy.js';
@@ -18,10 +25,11 @@ export interface EndpointCost {
 
 /**
  * What one import would spend, by endpoint: its reference reads (at most:
- * the worker may have them cached), the job search (at least a page), the
- * create and the upload unless an existing job makes them unnecessary, and
- * the status reads (the upload's check, then the polls the nightly budgets
- * for, an hour at the slowest rate).
+ * the worker may have them cached), the job list (at least a page: the job
+ * wait's sweep, which the imports a worker waits on share, or a search after
+ * an uncertain create), the create and the upload unless the job its record
+ * holds makes them unnecessary, and the status reads (the upload's check,
+ * then the polls the nightly budgets for, an hour at the slowest rate).
  */
 export function importCost(
   input: Pick<ImportFileInput, 'importSource' | 'entityType' | 'activityTypeId'>,
@@ -39,6 +47,42 @@ export function importCost(
   // A completed job needs the upload's one status read and one poll; anything else polls until it ends.
   cost.jobStatus = state === 'completed' ? { calls: 2 } : { calls: 1 + CALLS_PER_IMPORT.jobStatus, bound: 'estimate' };
   return cost;
+}
+
+/**
+ * The job the version's record holds, as the import would meet it: one the
+ * service failed while the record still names it (no import told it yet)
+ * fails the import, which then tells the record; the next import creates a
+ * new job.
+ */
+export function existingJobProblem(existing: ExistingJob | undefined): DryRunProblem | undefined {
+  if (existing?.state.toLowerCase() !== 'failed') return undefined;
+  return {
+    check: 'awaitJobCompletion',
+    type: 'JobFailed',
+    message:
+      `the service failed job ${existing.jobId} of this object version, and its job record still names it` +
+      `${existing.recordedState ? ` (it last heard ${existing.recordedState})` : ''}: the import would reuse it and fail; ` +
+      'the import after it creates a new job',
+  };
+}
+
+/** What the record's answer means for an import that goes ahead, worded for the report. */
+export function jobWarnings(job: DryRunJob): string[] {
+  const existing = job.existing;
+  if (existing?.state.toLowerCase() === 'completed') {
+    return [
+      `job ${existing.jobId} of this version completed already (job record ${job.record?.workflowId ?? '?'}): ` +
+        'the import would send nothing and report it done',
+    ];
+  }
+  if (!existing && job.record?.status === 'ended') {
+    return [
+      `job record ${job.record.workflowId} of this version ended without completing (failed, terminated or timed out): ` +
+        'the import starts it afresh, knowing no job, and creates a new one',
+    ];
+  }
+  return [];
 }
 
 /** Each costed endpoint against what the ledger has left now; a short one means a durable wait, not a failure. */

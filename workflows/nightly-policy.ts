@@ -56,6 +56,7 @@ export function importInputForObject(feedId: string, feed: NightlyFeed, object: 
   if (feed.importSource !== undefined) input.importSource = feed.importSource;
   if (feed.activityTypeId !== undefined) input.activityTypeId = feed.activityTypeId;
   if (feed.fieldMappings !== undefined) input.fieldMappings = feed.fieldMappings;
+  if (feed.jobTimeoutMs !== undefined) input.jobTimeoutMs = feed.jobTimeoutMs;
   return input;
 }
 

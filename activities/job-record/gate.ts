@@ -32,6 +32,7 @@ import {
   type Intent,
   JOB_RECORD_WORKFLOW_TYPE,
   type JobRecordInput,
+  type JobRecordReading,
   type JobRecordResult,
   type JobRecordSettings,
   type JobRecordView,
@@ -48,6 +49,7 @@ import {
   supersedeUpdate,
   uploadEndedUpdate,
 } from '../../workflows/contracts/messages.js';
+import { readJobRecord } from './read-record.js';
 
 /** Permission to send a body's last bytes, until `valid()` turns false. */
 export interface Lease {
@@ -72,6 +74,12 @@ export interface JobRecordSession {
 
 export interface JobRecordGate {
   session(version: ObjectVersion, attempt?: Attempt): JobRecordSession;
+}
+
+/** The dry run's way to a record: a look that starts, claims and writes nothing. */
+export interface JobRecordReader {
+  /** What the record holds, as the next import of the version would find it. */
+  read(version: ObjectVersion): Promise<JobRecordReading>;
 }
 
 /** The running activity's attempt, as the record names attempts. */
@@ -112,7 +120,7 @@ const BUSY_PATIENCE_MS = 60_000;
 
 type Sent<R> = { kind: 'answer'; value: R } | { kind: 'closed'; result: JobRecordResult };
 
-export class TemporalJobRecordGate implements JobRecordGate {
+export class TemporalJobRecordGate implements JobRecordGate, JobRecordReader {
   private readonly clock: () => number;
 
   constructor(private readonly options: TemporalJobRecordGateOptions) {
@@ -121,6 +129,10 @@ export class TemporalJobRecordGate implements JobRecordGate {
 
   session(version: ObjectVersion, attempt: Attempt = currentAttempt()): JobRecordSession {
     return new TemporalSession(this.options, this.clock, version, attempt);
+  }
+
+  read(version: ObjectVersion): Promise<JobRecordReading> {
+    return readJobRecord(this.options.client, version);
   }
 }
 

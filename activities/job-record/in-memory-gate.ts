@@ -8,6 +8,7 @@
 import {
   type Attempt,
   type ClosedRun,
+  type JobRecordReading,
   type JobRecordSettings,
   jobRecordWorkflowId,
   type ObjectVersion,
@@ -23,10 +24,11 @@ import {
   type Step,
   supersede,
   uploadEnded,
+  view,
 } from '../../workflows/job-record-state.js';
-import { currentAttempt, type JobRecordGate, type JobRecordSession, leaseFrom } from './gate.js';
+import { currentAttempt, type JobRecordGate, type JobRecordReader, type JobRecordSession, leaseFrom } from './gate.js';
 
-export class InMemoryJobRecordGate implements JobRecordGate {
+export class InMemoryJobRecordGate implements JobRecordGate, JobRecordReader {
   readonly records = new Map<string, JobRecordState>();
   /** Runs a test declared closed: a `wait` naming one of them is claimed again with ownerClosed. */
   readonly closedRuns = new Set<string>();
@@ -41,6 +43,12 @@ export class InMemoryJobRecordGate implements JobRecordGate {
 
   stateOf(version: ObjectVersion): JobRecordState | undefined {
     return this.records.get(jobRecordWorkflowId(version));
+  }
+
+  /** A look, never a message: a record that does not exist is not made. */
+  async read(version: ObjectVersion): Promise<JobRecordReading> {
+    const state = this.stateOf(version);
+    return state ? { status: 'running', view: view(state) } : { status: 'absent' };
   }
 
   apply<R, A>(

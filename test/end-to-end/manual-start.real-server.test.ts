@@ -9,9 +9,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CliError } from '../../worker/cli/cli-error.js';
 import { startCommand } from '../../worker/cli/start-command.js';
+import type { ImportFileInput } from '../../workflows/contracts/import-input.js';
 import { objectImportWorkflowId } from '../../workflows/contracts/nightly.js';
 import type { nightlyImport } from '../../workflows/nightly-import.js';
 import { cliContext } from '../support/operator-actions.js';
@@ -135,5 +137,24 @@ describe('a manual start and the nightly, on a real Temporal server', () => {
     );
     expect((err as CliError).message).not.toContain('\n');
     expect(await jobsFor(missing)).toEqual([]);
+  });
+
+  it("applies IMPORT_JOB_TIMEOUT to the import it starts: the job wait gets the operator's deadline", async () => {
+    const key = `${PREFIX}timed.csv`;
+    await stack.putObject(key, accountsCsv(50_000));
+    const timed = cliContext(stack.workerEnv({ IMPORT_JOB_TIMEOUT: '90m' }));
+    await startCommand({ bucket: STACK_BUCKET, key, entityType: 'Account', listAction: 'insert', wait: true }, timed);
+
+    const id = objectImportWorkflowId(STACK_BUCKET, key, await etagOf(key));
+    const events = (await stack.env.client.workflow.getHandle(id).fetchHistory()).events ?? [];
+    const started = events[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+    expect(defaultPayloadConverter.fromPayload<ImportFileInput>(started ?? {}).jobTimeoutMs).toBe(90 * 60_000);
+    const wait = events.find(
+      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'awaitJobCompletion',
+    )?.activityTaskScheduledEventAttributes;
+    const waitInput = defaultPayloadConverter.fromPayload<{ timeoutMs: number }>(wait?.input?.payloads?.[0] ?? {});
+    expect(waitInput.timeoutMs).toBe(90 * 60_000);
+    // The job timeout, and ten minutes for the last read and the report.
+    expect(Number(wait?.startToCloseTimeout?.seconds)).toBe(100 * 60);
   });
 });

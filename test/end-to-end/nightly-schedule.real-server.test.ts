@@ -6,15 +6,18 @@
  * and the service simulator. Triggered twice at once, then once more after
  * the night finished; or twice with overlap allowed (a trigger from the
  * Temporal UI may choose "allow all"), so two nights run side by side: each
- * object is imported exactly once.
+ * object is imported exactly once. The schedule carries the operator's
+ * IMPORT_JOB_TIMEOUT into every night's imports (a workflow cannot read it).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ScheduleDescription, ScheduleOverlapPolicy } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { schedulesApplyCommand, schedulesTriggerCommand } from '../../worker/cli/schedule-commands.js';
 import { scheduleIdForFeed } from '../../worker/cli/schedules.js';
+import type { ImportFileInput } from '../../workflows/contracts/import-input.js';
 import type { NightlyImportResult } from '../../workflows/contracts/nightly.js';
 import { cliContext, waitFor } from '../support/operator-actions.js';
 import {
@@ -58,7 +61,7 @@ describe('a nightly schedule triggered by the operator', () => {
       schedule: { time: '02:00', timeZone: 'UTC' },
     });
     writeFileSync(feedsFile, JSON.stringify({ feeds: [feed(FEED_ID, 'nightly/'), feed(OVERLAP_FEED_ID, 'overlap/')] }));
-    ctx = cliContext(stack.workerEnv({ IMPORT_FEEDS_FILE: feedsFile }));
+    ctx = cliContext(stack.workerEnv({ IMPORT_FEEDS_FILE: feedsFile, IMPORT_JOB_TIMEOUT: '2h' }));
     await stack.startWorker();
     await schedulesApplyCommand({}, ctx);
     expect(ctx.printed.splice(0)).toEqual([
@@ -122,6 +125,18 @@ describe('a nightly schedule triggered by the operator', () => {
     expect(last).toMatchObject({ started: 0, skippedAlreadyImported: Object.keys(OBJECTS).length, failedCount: 0 });
 
     await expectEachObjectImportedOnce(FEED_ID, 'nightly/');
+
+    // Every import a night started carries the job timeout the schedule was applied with.
+    const childInputs = [];
+    for (const action of afterThree.recentActions) {
+      const night = stack.env.client.workflow.getHandle(action.action.workflow.workflowId);
+      for (const e of (await night.fetchHistory()).events ?? []) {
+        const payload = e.startChildWorkflowExecutionInitiatedEventAttributes?.input?.payloads?.[0];
+        if (payload) childInputs.push(defaultPayloadConverter.fromPayload<ImportFileInput>(payload));
+      }
+    }
+    expect(childInputs).toHaveLength(Object.keys(OBJECTS).length);
+    for (const input of childInputs) expect(input.jobTimeoutMs).toBe(2 * 3_600_000);
   });
 
   it('imports each object once when two nights run side by side (triggered twice with overlap allowed)', async () => {

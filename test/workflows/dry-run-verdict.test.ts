@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { EndpointUsage } from '../../workflows/contracts/activities.js';
-import { budgetChecks, importCost, noImportReason, verdictOf } from '../../workflows/dry-run-verdict.js';
+import type { DryRunJob } from '../../workflows/contracts/dry-run.js';
+import {
+  budgetChecks,
+  existingJobProblem,
+  importCost,
+  jobWarnings,
+  noImportReason,
+  verdictOf,
+} from '../../workflows/dry-run-verdict.js';
 
 const NOW = Date.parse('2026-11-25T12:00:00Z');
 const window = (remaining: number, extra: Partial<EndpointUsage> = {}): EndpointUsage => ({
@@ -82,5 +90,40 @@ describe('verdictOf', () => {
       'workflow import-1 is importing s3://b/k.csv now; start would refuse it',
     );
     expect(noImportReason({ verdict: 'import', workflowId: 'import-1', source })).toBeUndefined();
+  });
+});
+
+describe('the job the record holds', () => {
+  const job = (extra: Partial<DryRunJob>): DryRunJob => ({
+    name: '[import:<key>] a.csv',
+    keyNote: 'k',
+    lookup: 'job-record',
+    record: { workflowId: 'job-record-t-1', status: 'running' },
+    ...extra,
+  });
+
+  it('fails the import on a job the service failed while its record still names it', () => {
+    expect(existingJobProblem({ jobId: '7', state: 'Failed', recordedState: 'processing' })).toEqual({
+      check: 'awaitJobCompletion',
+      type: 'JobFailed',
+      message: expect.stringMatching(
+        /^the service failed job 7 .*\(it last heard processing\): the import would reuse it/,
+      ),
+    });
+    expect(existingJobProblem({ jobId: '7', state: 'processing', recordedState: 'new' })).toBeUndefined();
+    expect(existingJobProblem(undefined)).toBeUndefined();
+  });
+
+  it('says a completed job means nothing is sent, and an ended record a new job', () => {
+    expect(jobWarnings(job({ existing: { jobId: '7', state: 'completed' } }))).toEqual([
+      'job 7 of this version completed already (job record job-record-t-1): the import would send nothing and report it done',
+    ]);
+    expect(jobWarnings(job({ record: { workflowId: 'job-record-t-1', status: 'ended' } }))).toEqual([
+      expect.stringMatching(
+        /^job record job-record-t-1 of this version ended without completing .* creates a new one$/,
+      ),
+    ]);
+    expect(jobWarnings(job({ existing: { jobId: '7', state: 'new', recordedState: 'new' } }))).toEqual([]);
+    expect(jobWarnings(job({ record: { workflowId: 'job-record-t-1', status: 'absent' } }))).toEqual([]);
   });
 });

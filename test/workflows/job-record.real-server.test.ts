@@ -200,6 +200,57 @@ describe('job record on the dev server', () => {
     await handle.terminate('test done');
   });
 
+  it('is read as the next import would find it, without a start, a claim or a history event', async () => {
+    const gate = gateWith();
+    const run = await ownerRun('read');
+    const withJob = async (name: string, state?: string, settings?: Partial<JobRecordSettings>) => {
+      const version = versionFor(name);
+      const starting = settings ? gateWith(settings) : gate;
+      const session = starting.session(version, attemptOf(run, 1_000));
+      const claim = await session.claimCreate();
+      if (claim.kind !== 'create') throw new Error('no create');
+      await session.resolveCreate(claim.seq, { jobId: `job-${name}`, state: 'new' });
+      if (state) await session.noteJobState(`job-${name}`, state);
+      return { version, handle: env.client.workflow.getHandle(jobRecordWorkflowId(version)) };
+    };
+    const eventsOf = async (handle: { fetchHistory(): Promise<{ events?: unknown[] | null }> }) =>
+      (await handle.fetchHistory()).events?.length;
+
+    const absent = versionFor('read-absent');
+    expect(await gate.read(absent)).toEqual({ status: 'absent' });
+    await expect(env.client.workflow.getHandle(jobRecordWorkflowId(absent)).describe()).rejects.toThrow(/not found/i);
+
+    const open = await withJob('read-open', 'processing');
+    const before = await eventsOf(open.handle);
+    expect(await gate.read(open.version)).toMatchObject({
+      status: 'running',
+      view: { job: { jobId: 'job-read-open', state: 'processing', hasData: true }, openIntents: [] },
+    });
+    expect(await eventsOf(open.handle)).toBe(before);
+
+    const done = await withJob('read-done', 'completed');
+    await done.handle.result();
+    expect(await gate.read(done.version)).toMatchObject({
+      status: 'completed',
+      view: { job: { jobId: 'job-read-done', state: 'completed', terminal: 'completed' } },
+    });
+
+    // Idle past idleMs: the next import would start it again from the job it names.
+    const idle = await withJob('read-idle', undefined, { idleMs: 1_500 });
+    expect(((await idle.handle.result()) as JobRecordResult).outcome).toBe('abandoned');
+    expect(await gate.read(idle.version)).toMatchObject({
+      status: 'abandoned',
+      view: { job: { jobId: 'job-read-idle' } },
+    });
+    expect((await idle.handle.describe()).status.name).toBe('COMPLETED');
+
+    // Terminated: the next import starts afresh, knowing no job.
+    const ended = await withJob('read-ended');
+    await ended.handle.terminate('an operator forgets the record');
+    expect(await gate.read(ended.version)).toEqual({ status: 'ended' });
+    await open.handle.terminate('test done');
+  });
+
   it('applies a retried Update once (the same update id), and rejects a malformed one', async () => {
     const gate = gateWith();
     const version = versionFor('idempotent');

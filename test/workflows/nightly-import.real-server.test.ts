@@ -156,12 +156,15 @@ describe('nightlyImport on a real server', () => {
       maxConcurrentImports: 2,
       schedule: { time: '02:00', timeZone: 'Europe/Berlin', catchupWindowMs: 3_600_000, pauseOnFailure: false },
     };
-    const desired = desiredSchedules([feed], TASK_QUEUE, 'acme');
+    const desired = desiredSchedules([feed], TASK_QUEUE, { tenant: 'acme', jobTimeoutMs: 86_400_000 });
     const first = await applySchedules(env.client.schedule, desired, { prune: false, dryRun: false });
     expect(first.create.map((s) => s.scheduleId)).toEqual([`nightly-${feed.id}`]);
     const again = await applySchedules(env.client.schedule, desired, { prune: false, dryRun: false });
     expect(again.unchanged.map((s) => s.scheduleId)).toEqual([`nightly-${feed.id}`]);
-    const moved = desiredSchedules([{ ...feed, schedule: { ...feed.schedule, time: '03:00' } }], TASK_QUEUE, 'acme');
+    const moved = desiredSchedules([{ ...feed, schedule: { ...feed.schedule, time: '03:00' } }], TASK_QUEUE, {
+      tenant: 'acme',
+      jobTimeoutMs: 86_400_000,
+    });
     const third = await applySchedules(env.client.schedule, moved, { prune: false, dryRun: false });
     expect(third.update.map((s) => s.scheduleId)).toEqual([`nightly-${feed.id}`]);
     await env.client.schedule.getHandle(`nightly-${feed.id}`).delete();

@@ -81,6 +81,13 @@ describe('importInputForObject', () => {
     expect(importInputProblems(input)).toEqual([]);
   });
 
+  it("gives each import the feed's job timeout; a feed applied before it carried one leaves importFile's default", () => {
+    const input = importInputForObject('accounts', { ...feed, jobTimeoutMs: 7_200_000 }, object);
+    expect(input.jobTimeoutMs).toBe(7_200_000);
+    expect(importInputProblems(input)).toEqual([]);
+    expect(importInputForObject('accounts', feed, object)).not.toHaveProperty('jobTimeoutMs');
+  });
+
   it('keeps a long key within the 200-character name limit, ending with the file name', () => {
     const key = `${'deep/'.repeat(60)}file-2026.csv`;
     const name = nightlyImportName('accounts', key);

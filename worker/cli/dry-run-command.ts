@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import { loadClientConfig, loadFeeds, type TemporalConfig } from '../../temporal.config.js';
+import { loadClientConfig, loadFeeds, loadInputDefaults, type TemporalConfig } from '../../temporal.config.js';
 import {
   DEFAULT_FEED_DRY_RUN_OBJECTS,
   DRY_RUN_FEED_WORKFLOW_TYPE,
@@ -43,7 +43,7 @@ export function checkDryRunFlags(options: { dryRun?: boolean; json?: boolean; li
 
 export async function startDryRunCommand(options: StartFlags & DryRunOutput, ctx: CliContext): Promise<void> {
   const config = loadClientConfig(ctx.env);
-  const input = importInputFromFlags(options, config.tenant);
+  const input = importInputFromFlags(options, loadInputDefaults(ctx.env));
   const warning = destructiveListActionWarning(input);
   if (warning) ctx.warn(warning);
   const report = await withClient(ctx, config.temporal, ({ client }) =>
@@ -65,6 +65,7 @@ export async function triggerDryRunCommand(
 ): Promise<void> {
   const config = loadClientConfig(ctx.env);
   const maxObjects = parseLimit(options.limit);
+  const defaults = loadInputDefaults(ctx.env);
   const feeds = loadFeeds(ctx.env);
   const feed = feeds.find((f) => f.id === feedId);
   if (!feed) {
@@ -74,7 +75,7 @@ export async function triggerDryRunCommand(
   }
   const report = await withClient(ctx, config.temporal, ({ client }) =>
     runDryRun<typeof dryRunFeed>(client, config.temporal, ctx, DRY_RUN_FEED_WORKFLOW_TYPE, [
-      { feedId, feed: nightlyFeed(feed, config.tenant), maxObjects },
+      { feedId, feed: nightlyFeed(feed, defaults), maxObjects },
     ]),
   );
   const failing = report.objects.filter((o) => o.verdict === 'fail');

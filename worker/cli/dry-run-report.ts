@@ -8,10 +8,12 @@ import type {
   BudgetCheck,
   DryRunFeedReport,
   DryRunImportReport,
+  DryRunJob,
   DryRunProblem,
   ObjectDryRun,
 } from '../../workflows/contracts/dry-run.js';
 import type { ApiCallCounts } from '../../workflows/contracts/endpoints.js';
+import type { JobRecordStatus } from '../../workflows/contracts/job-record.js';
 import { noImportReason } from '../../workflows/dry-run-verdict.js';
 import { formatBytes } from './import-progress.js';
 
@@ -75,18 +77,35 @@ function objectLines(o: ObjectDryRun, indent: string, options: { feed?: boolean 
   if (o.workflowId) add('workflow', `${o.workflowId} (${o.importState ?? 'unknown'})`);
   if (o.fieldMappings && !options.feed) add('mappings', mappingText(o.fieldMappings));
   if (o.job) {
-    const existing = o.job.existing
-      ? `reuses job ${o.job.existing.jobId} (${o.job.existing.state})`
-      : o.job.lookup === 'none'
-        ? 'creates a new job'
-        : `creates a new job (no usable job carries the key; looked up by ${o.job.lookup})`;
-    add('job', `${JSON.stringify(o.job.name)}: ${existing}`);
-    add('', `key ${o.job.key ?? '<key>'}: ${o.job.keyNote}`);
+    add('job', `${JSON.stringify(o.job.name)}: ${jobText(o.job)}`);
+    add('', `<key>: ${o.job.keyNote}`);
+    if (o.job.record) add('record', `${o.job.record.workflowId} (${RECORD_STATUS_TEXT[o.job.record.status]})`);
   }
   if (o.budget.length > 0) add('budget', o.budget.map(budgetText).join(', '));
   for (const w of o.warnings) add('warning', w);
   for (const p of o.problems) lines.push(`${indent}${problemLine(p)}`);
   return lines;
+}
+
+const RECORD_STATUS_TEXT: Record<JobRecordStatus, string> = {
+  absent: 'none yet: the import starts it',
+  running: 'running',
+  completed: 'completed with its job',
+  abandoned: 'abandoned when idle: the import starts it again from what it knew',
+  ended: 'ended without completing: the import starts it afresh',
+};
+
+function jobText(job: DryRunJob): string {
+  const existing = job.existing;
+  if (existing) {
+    const heard =
+      existing.recordedState === undefined
+        ? 'as its record saw it end'
+        : `read now; its record last heard ${existing.recordedState}`;
+    return `reuses job ${existing.jobId} (${existing.state}, ${heard})`;
+  }
+  if (job.lookup === 'none') return 'not looked up: the import stops before its job';
+  return 'creates a new job (the record holds none)';
 }
 
 function where(o: ObjectDryRun): string {

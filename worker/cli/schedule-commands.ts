@@ -1,6 +1,6 @@
 /** `import-worker schedules apply|list|trigger`: the nightly feeds' Temporal Schedules. */
 import { ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
-import { loadClientConfig, loadFeeds, loadTemporalConfig } from '../../temporal.config.js';
+import { loadClientConfig, loadFeeds, loadInputDefaults, loadTemporalConfig } from '../../temporal.config.js';
 import { NIGHTLY_ID_PREFIX } from '../../workflows/contracts/nightly.js';
 import { CliError, UsageError } from './cli-error.js';
 import { type CliContext, withClient } from './context.js';
@@ -31,7 +31,7 @@ export async function schedulesApplyCommand(options: ApplyFlags, ctx: CliContext
   const feeds = loadFeeds(ctx.env);
   const prune = (options.prune ?? false) || (options.pruneAll ?? false);
   if (options.prune && !options.pruneAll && feeds.length === 0) refusePruningEverything(ctx);
-  const desired = desiredSchedules(feeds, config.temporal.taskQueue, config.tenant);
+  const desired = desiredSchedules(feeds, config.temporal.taskQueue, loadInputDefaults(ctx.env));
   for (const feed of feeds) {
     if (feed.listAction === 'replace' || feed.listAction === 'delete') {
       ctx.warn(`warning: feed ${feed.id} uses listAction ${feed.listAction}, which removes list members`);

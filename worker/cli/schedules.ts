@@ -16,7 +16,7 @@
 import type { ScheduleDescription, ScheduleOptions, ScheduleUpdateOptions } from '@temporalio/client';
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
 import pLimit from 'p-limit';
-import type { FeedConfig } from '../../temporal.config.js';
+import type { FeedConfig, InputDefaults } from '../../temporal.config.js';
 import { fnv1a64 } from '../../workflows/contracts/job-key.js';
 import {
   NIGHTLY_ID_PREFIX,
@@ -68,15 +68,16 @@ export interface SchedulePlan {
   delete: string[];
 }
 
-/** The feed as the workflow receives it: settings only (no id, no schedule), tenant resolved. */
-export function nightlyFeed(feed: FeedConfig, defaultTenant: string): NightlyFeed {
+/** The feed as the workflow receives it: settings only (no id, no schedule), tenant and job timeout resolved. */
+export function nightlyFeed(feed: FeedConfig, defaults: InputDefaults): NightlyFeed {
   const out: NightlyFeed = {
     bucket: feed.bucket,
     prefix: feed.prefix,
     entityType: feed.entityType,
     listAction: feed.listAction,
     maxConcurrentImports: feed.maxConcurrentImports,
-    tenant: feed.tenant ?? defaultTenant,
+    tenant: feed.tenant ?? defaults.tenant,
+    jobTimeoutMs: defaults.jobTimeoutMs,
   };
   if (feed.pattern !== undefined) out.pattern = feed.pattern;
   if (feed.importSource !== undefined) out.importSource = feed.importSource;
@@ -97,10 +98,10 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
-export function desiredSchedule(feed: FeedConfig, taskQueue: string, defaultTenant: string): DesiredSchedule {
+export function desiredSchedule(feed: FeedConfig, taskQueue: string, defaults: InputDefaults): DesiredSchedule {
   const scheduleId = scheduleIdForFeed(feed.id);
   const [hour, minute] = feed.schedule.time.split(':').map(Number) as [number, number];
-  const input: NightlyImportInput = { feedId: feed.id, feed: nightlyFeed(feed, defaultTenant) };
+  const input: NightlyImportInput = { feedId: feed.id, feed: nightlyFeed(feed, defaults) };
   const spec = { calendars: [{ hour, minute, comment: `feed ${feed.id}` }], timezone: feed.schedule.timeZone };
   const policies = {
     overlap: ScheduleOverlapPolicy.SKIP,
@@ -130,8 +131,8 @@ export function desiredSchedule(feed: FeedConfig, taskQueue: string, defaultTena
   };
 }
 
-export function desiredSchedules(feeds: FeedConfig[], taskQueue: string, defaultTenant: string): DesiredSchedule[] {
-  return feeds.map((feed) => desiredSchedule(feed, taskQueue, defaultTenant));
+export function desiredSchedules(feeds: FeedConfig[], taskQueue: string, defaults: InputDefaults): DesiredSchedule[] {
+  return feeds.map((feed) => desiredSchedule(feed, taskQueue, defaults));
 }
 
 /** Pure: what apply would do. Schedules without our id prefix are never touched. */

@@ -12,7 +12,7 @@ import {
   type WorkflowHandleWithFirstExecutionRunId,
   WorkflowIdReusePolicy,
 } from '@temporalio/client';
-import { loadClientConfig } from '../../temporal.config.js';
+import { loadClientConfig, loadInputDefaults } from '../../temporal.config.js';
 import type { ImportFileResult } from '../../workflows/contracts/import-workflow.js';
 import type { importFile } from '../../workflows/import-file.js';
 import { CliError, Interrupted } from './cli-error.js';
@@ -36,7 +36,7 @@ export function describeResult(result: ImportFileResult): string {
 
 export async function startCommand(options: StartOptions, ctx: CliContext): Promise<void> {
   const config = loadClientConfig(ctx.env);
-  const input = importInputFromFlags(options, config.tenant);
+  const input = importInputFromFlags(options, loadInputDefaults(ctx.env));
   const warning = destructiveListActionWarning(input);
   if (warning) ctx.warn(warning);
   const version = options.workflowId === undefined ? await objectVersionOf(ctx.env, input.source) : undefined;

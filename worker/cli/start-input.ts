@@ -1,10 +1,14 @@
 /**
  * The `start` command's input: built from flags or read from a JSON file,
  * then checked with the same validation the workflow applies, before any
- * connection is made. Problems name the flag the operator typed.
+ * connection is made. Problems name the flag the operator typed. What the
+ * input leaves out of the tenant and the job timeout comes from
+ * configuration (IMPORT_TENANT, IMPORT_JOB_TIMEOUT): the workflow cannot
+ * read it, so it is written in here.
  */
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
+import type { InputDefaults } from '../../temporal.config.js';
 import {
   DESTRUCTIVE_LIST_ACTIONS,
   type ImportFileInput,
@@ -115,7 +119,7 @@ function withFlag(problem: string): string {
 /** The validated importFile input; throws a UsageError naming every problem. */
 export function importInputFromFlags(
   flags: StartFlags,
-  defaultTenant: string,
+  defaults: InputDefaults,
   read: ReadText = readText,
 ): ImportFileInput {
   const usedInputFlags = Object.entries(INPUT_FLAGS)
@@ -144,7 +148,8 @@ export function importInputFromFlags(
     if (flags.mappingsFile !== undefined) file = readJson(flags.mappingsFile, '--mappings-file', read);
     raw = fromFlags(flags, file);
   }
-  raw.tenant ??= defaultTenant;
+  raw.tenant ??= defaults.tenant;
+  raw.jobTimeoutMs ??= defaults.jobTimeoutMs;
   const lostPrecision = unsafeSourceIdProblem(raw.fieldMappings, file);
   if (lostPrecision) throw new UsageError(lostPrecision);
   const problems = importInputProblems(raw);

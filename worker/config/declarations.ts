@@ -147,9 +147,10 @@ export const CONFIG_VARIABLES = {
     durationList,
   ),
   IMPORT_POLL_JITTER: variable('Random extra on each poll delay, as a fraction', '0.2', decimal(0, 1)),
-  // Also what importFile applies to an input that names no jobTimeoutMs: the number lives in its contract.
+  // Read by the CLI, never by the worker: a workflow cannot read configuration, so `start` and the schedules
+  // write it into the inputs they build. Its default is importFile's own for an input that names none.
   IMPORT_JOB_TIMEOUT: variable(
-    'How long to wait for a job to finish',
+    "How long an import waits for its job to finish before it fails `JobTimedOut`. Read by `import-worker start` and `schedules apply`, which write it into the inputs they build (`jobTimeoutMs`, unless the input names one; for a feed, every night's imports); the worker does not read it, so an import started any other way (`temporal workflow start`) waits as its input says, or the default",
     durationText(DEFAULT_JOB_TIMEOUT_MS),
     duration(),
   ),

@@ -8,7 +8,15 @@ import { dailyLimitsByClass } from '../../workflows/contracts/endpoints.js';
 import { CONFIG_VARIABLES, rawValue, readVariable } from './declarations.js';
 import { ConfigError } from './errors.js';
 import { hostAndPort } from './parsers.js';
-import type { BudgetSettings, ClientConfig, Config, Env, TemporalConfig, WorkerDeployment } from './types.js';
+import type {
+  BudgetSettings,
+  ClientConfig,
+  Config,
+  Env,
+  InputDefaults,
+  TemporalConfig,
+  WorkerDeployment,
+} from './types.js';
 
 /** The Temporal connection by the SDK's conventions, with every value it would silently misread refused first. */
 export function loadTemporalConfig(env: Env = process.env): TemporalConfig {
@@ -37,6 +45,11 @@ export function loadTemporalConfig(env: Env = process.env): TemporalConfig {
 /** What the operator CLI needs for every command: Temporal and the default tenant. */
 export function loadClientConfig(env: Env = process.env): ClientConfig {
   return { temporal: loadTemporalConfig(env), tenant: readVariable(env, 'IMPORT_TENANT') };
+}
+
+/** What `start` and the schedules put into the inputs they build when the operator's leave it out. */
+export function loadInputDefaults(env: Env = process.env): InputDefaults {
+  return { tenant: readVariable(env, 'IMPORT_TENANT'), jobTimeoutMs: readVariable(env, 'IMPORT_JOB_TIMEOUT') };
 }
 
 export function loadBudgetSettings(env: Env = process.env): BudgetSettings {

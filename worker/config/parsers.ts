@@ -45,7 +45,10 @@ export const duration =
   ({ allowZero = false } = {}): Parse<number> =>
   (text, name) => {
     const ms = text === '0' && allowZero ? 0 : parseDuration(text);
-    return ms !== undefined && (ms > 0 || allowZero) ? ms : fail(name, 'a duration such as 30s, 5m, 24h', text);
+    // A whole number of milliseconds a timer (and a workflow input's validator) takes.
+    return ms !== undefined && Number.isSafeInteger(ms) && (ms > 0 || allowZero)
+      ? ms
+      : fail(name, 'a duration such as 30s, 5m, 24h', text);
   };
 
 /** A duration from minMs to maxMs (`0` allowed when minMs is 0); `range` says them as an operator writes them. */

@@ -76,12 +76,22 @@ export interface ClientConfig {
   tenant: string;
 }
 
+/**
+ * What the CLI writes into the workflow inputs it builds (a manual start, a
+ * feed's schedule) where the operator's input leaves it out: a workflow
+ * cannot read configuration, and the worker never sees the input being made.
+ */
+export interface InputDefaults {
+  tenant: string;
+  jobTimeoutMs: number;
+}
+
 export interface Config extends ClientConfig {
   /** Absent unless the caller needs the service (the worker does, the CLI does not). */
   service?: ServiceConfig;
   s3: { endpoint?: string; region: string; forcePathStyle: boolean };
   budget: BudgetSettings;
-  poll: { scheduleMs: number[]; jitterRatio: number; jobTimeoutMs: number };
+  poll: { scheduleMs: number[]; jitterRatio: number };
   maxFileBytes: number;
   /** The job records' fence (IMPORT_RECORD_LEASE, IMPORT_RECORD_LAG): given to each record the worker starts. */
   jobRecord: { leaseMs: number; lagMs: number };

@@ -9,6 +9,7 @@
 import type { InspectSourceInput } from './activities.js';
 import type { ApiCallCounts, BudgetedEndpoint } from './endpoints.js';
 import type { FieldMapping, FieldMappingSet, ImportFileInput, MappingObjectType } from './import-input.js';
+import type { JobRecordStatus } from './job-record.js';
 import type { NightlyFeed } from './nightly.js';
 
 export const DRY_RUN_IMPORT_WORKFLOW_TYPE = 'dryRunImport';
@@ -53,21 +54,30 @@ export interface MappingDiff {
   unexpected: FieldMapping[];
 }
 
-/** Where the service's job for an import stands, as far as the lookup could tell. */
+/** The job the version's record holds, which the import would use instead of creating one. */
 export interface ExistingJob {
   jobId: string;
+  /** Its state: the record's last known one, or one status read's when the record had not seen the job end. */
   state: string;
+  /** The state the record last heard, present when a status read refreshed it (the record had not seen the end). */
+  recordedState?: string;
+}
+
+/** The object version's job record (its workflow id) and how the next import would find it. */
+export interface RecordFinding {
+  workflowId: string;
+  status: JobRecordStatus;
 }
 
 export interface DryRunJob {
-  /** The job name the import would send; `<key>` stands for a key decided only at start. */
+  /** The job name the import would send; `<key>` stands for the key its record gives the create. */
   name: string;
-  /** Absent when the key includes the run id of a start that has not happened yet. */
-  key?: string;
   /** How the key is made, for a reader of the report. */
   keyNote: string;
-  /** How the existing job was looked for: the service's job list today, the job record later. */
+  /** job-record: the version's record was read; none: not looked up (the import would stop before its job). */
   lookup: JobLookupVia;
+  /** The version's record, when it was read. */
+  record?: RecordFinding;
   /** The job the import would reuse instead of creating one. */
   existing?: ExistingJob;
 }
@@ -128,27 +138,27 @@ export interface DryRunFeedReport {
   problems: DryRunProblem[];
 }
 
-/** Same import of the same version across executions: the key is known before any start. */
+/** One object version whose import's job is asked for (the record is the worker tenant's). */
 export interface JobLookupRequest {
   version: { bucket: string; key: string; etag: string };
-  /** The key the import would search for; absent: nothing can carry the key yet (a fresh start's). */
-  jobKey?: string;
 }
 
-export type JobLookupVia = 'job-search' | 'job-record' | 'none';
+export type JobLookupVia = 'job-record' | 'none';
 
 export interface FindImportJobsInput {
   tenant?: string;
-  entityType: ImportFileInput['entityType'];
-  /** Search processing and completed jobs too (the import does when it has a jobScope). */
-  searchAllStates: boolean;
   lookups: JobLookupRequest[];
 }
 
 export interface FindImportJobsResult {
   via: JobLookupVia;
-  /** One per lookup, in order: the usable job found, or null (a failed job is never reused, so never reported). */
+  /** One per lookup, in order: the job the version's record holds, or null (the import would create one). */
   jobs: (ExistingJob | null)[];
+  /**
+   * One per lookup, in order. Optional only for the answer of a dry run begun
+   * on a worker before this one (its job search had no record to name).
+   */
+  records?: RecordFinding[];
 }
 
 export interface DiffFieldMappingsInput {
@@ -174,6 +184,6 @@ export interface DryRunActivities {
   dryRunPreflight(input: InspectSourceInput): Promise<DryRunStep<PreflightFacts>>;
   /** applyFieldMappings' read and compare, never its write. */
   diffFieldMappings(input: DiffFieldMappingsInput): Promise<DryRunStep<MappingDiff>>;
-  /** createImportJob's search for jobs carrying the keys, never its create. */
+  /** The job each version's record holds, read without a claim or a start; never a list call, never a create. */
   findImportJobs(input: FindImportJobsInput): Promise<DryRunStep<FindImportJobsResult>>;
 }

@@ -138,6 +138,22 @@ export interface JobRecordView {
   superseded: boolean;
 }
 
+/**
+ * A record as the next import of its version would find it: none yet (that
+ * import starts it), running, completed (its job completed: the version's
+ * answer), abandoned (idle; the next import starts it again from its state),
+ * or ended otherwise (failed, terminated, timed out: the next import starts
+ * afresh, knowing no job).
+ */
+export type JobRecordStatus = 'absent' | 'running' | 'completed' | 'abandoned' | 'ended';
+
+/** What a record holds, read without starting, claiming or writing anything (a dry run's look). */
+export interface JobRecordReading {
+  status: JobRecordStatus;
+  /** Absent when the next import would find nothing: no record, or one that ended otherwise. */
+  view?: JobRecordView;
+}
+
 /** What a closed record returns: a completed one is the version's answer for as long as Temporal keeps it. */
 export interface JobRecordResult {
   outcome: 'completed' | 'abandoned';

@@ -27,6 +27,12 @@ export interface NightlyFeed {
   maxConcurrentImports: number;
   /** Resolved when the schedule is applied (the feed's own, else the worker's default). */
   tenant: string;
+  /**
+   * How long each of the night's imports waits for its job: IMPORT_JOB_TIMEOUT
+   * when the schedule was applied. Absent from schedules applied before it
+   * was carried: their imports take importFile's default.
+   */
+  jobTimeoutMs?: number;
 }
 
 export interface NightlyFailure {

@@ -14,6 +14,9 @@ import {
   type ScheduleHandleApi,
 } from '../../../worker/cli/schedules.js';
 
+/** What the CLI reads from IMPORT_TENANT and IMPORT_JOB_TIMEOUT (the latter at its default). */
+const inTenant = (tenant: string) => ({ tenant, jobTimeoutMs: 86_400_000 });
+
 function feed(id: string, overrides: Partial<FeedConfig> = {}): FeedConfig {
   return {
     id,
@@ -98,7 +101,7 @@ const ids = (xs: { scheduleId: string }[]) => xs.map((x) => x.scheduleId);
 
 describe('desiredSchedule', () => {
   it('runs nightlyImport at the feed time in its zone, skipping overlaps, carrying the feed settings', () => {
-    const d = desiredSchedule(feed('accounts', { pattern: '\\.csv$' }), 'bulk-import', 'acme');
+    const d = desiredSchedule(feed('accounts', { pattern: '\\.csv$' }), 'bulk-import', inTenant('acme'));
     expect(d.scheduleId).toBe('nightly-accounts');
     expect(d.options.spec).toEqual({
       calendars: [{ hour: 2, minute: 30, comment: 'feed accounts' }],
@@ -127,33 +130,40 @@ describe('desiredSchedule', () => {
           listAction: 'insert',
           maxConcurrentImports: 2,
           tenant: 'acme',
+          jobTimeoutMs: 86_400_000,
         },
       },
     ]);
   });
 
+  it("carries IMPORT_JOB_TIMEOUT to the night's imports, so a changed timeout changes the schedule", () => {
+    const d = desiredSchedule(feed('a'), 'q', { tenant: 't', jobTimeoutMs: 7_200_000 });
+    expect(d.options.action.args?.[0]).toMatchObject({ feed: { jobTimeoutMs: 7_200_000 } });
+    expect(d.definitionHash).not.toBe(desiredSchedule(feed('a'), 'q', inTenant('t')).definitionHash);
+  });
+
   it("uses the feed's own tenant over the default", () => {
-    const d = desiredSchedule(feed('a', { tenant: 'other' }), 'q', 'acme');
+    const d = desiredSchedule(feed('a', { tenant: 'other' }), 'q', inTenant('acme'));
     expect(d.options.action.args?.[0]).toMatchObject({ feed: { tenant: 'other' } });
   });
 
   it('hashes equal definitions equally and any change to spec, policy or action differently', () => {
-    const base = desiredSchedule(feed('a'), 'q', 't').definitionHash;
-    expect(desiredSchedule(feed('a'), 'q', 't').definitionHash).toBe(base);
+    const base = desiredSchedule(feed('a'), 'q', inTenant('t')).definitionHash;
+    expect(desiredSchedule(feed('a'), 'q', inTenant('t')).definitionHash).toBe(base);
     const changed = [
-      desiredSchedule(feed('a', { schedule: { ...feed('a').schedule, time: '03:30' } }), 'q', 't'),
-      desiredSchedule(feed('a', { schedule: { ...feed('a').schedule, pauseOnFailure: true } }), 'q', 't'),
-      desiredSchedule(feed('a', { listAction: 'replace' }), 'q', 't'),
-      desiredSchedule(feed('a'), 'other-queue', 't'),
+      desiredSchedule(feed('a', { schedule: { ...feed('a').schedule, time: '03:30' } }), 'q', inTenant('t')),
+      desiredSchedule(feed('a', { schedule: { ...feed('a').schedule, pauseOnFailure: true } }), 'q', inTenant('t')),
+      desiredSchedule(feed('a', { listAction: 'replace' }), 'q', inTenant('t')),
+      desiredSchedule(feed('a'), 'other-queue', inTenant('t')),
     ];
     for (const d of changed) expect(d.definitionHash).not.toBe(base);
   });
 });
 
 describe('planSchedules', () => {
-  const a = desiredSchedule(feed('a'), 'q', 't');
-  const b = desiredSchedule(feed('b'), 'q', 't');
-  const c = desiredSchedule(feed('c'), 'q', 't');
+  const a = desiredSchedule(feed('a'), 'q', inTenant('t'));
+  const b = desiredSchedule(feed('b'), 'q', inTenant('t'));
+  const c = desiredSchedule(feed('c'), 'q', inTenant('t'));
 
   it('creates missing, updates changed, leaves equal ones alone, and deletes nothing without prune', () => {
     const plan = planSchedules(
@@ -186,7 +196,7 @@ describe('planSchedules', () => {
 describe('applySchedules against a fake schedule client', () => {
   it('creates every schedule the first time and changes nothing the second time', async () => {
     const client = new FakeScheduleClient();
-    const desired = desiredSchedules([feed('a'), feed('b')], 'q', 't');
+    const desired = desiredSchedules([feed('a'), feed('b')], 'q', inTenant('t'));
     const first = await applySchedules(client, desired, { prune: false, dryRun: false });
     expect(ids(first.create)).toEqual(['nightly-a', 'nightly-b']);
     const second = await applySchedules(client, desired, { prune: false, dryRun: false });
@@ -196,11 +206,17 @@ describe('applySchedules against a fake schedule client', () => {
 
   it('updates a changed feed, keeps an operator pause, and prunes a removed feed', async () => {
     const client = new FakeScheduleClient();
-    await applySchedules(client, desiredSchedules([feed('a'), feed('b')], 'q', 't'), { prune: false, dryRun: false });
+    await applySchedules(client, desiredSchedules([feed('a'), feed('b')], 'q', inTenant('t')), {
+      prune: false,
+      dryRun: false,
+    });
     const stored = client.schedules.get('nightly-a');
     if (stored) stored.paused = true;
     const changedA = feed('a', { schedule: { ...feed('a').schedule, time: '04:00' } });
-    const plan = await applySchedules(client, desiredSchedules([changedA], 'q', 't'), { prune: true, dryRun: false });
+    const plan = await applySchedules(client, desiredSchedules([changedA], 'q', inTenant('t')), {
+      prune: true,
+      dryRun: false,
+    });
     expect(ids(plan.update)).toEqual(['nightly-a']);
     expect(plan.delete).toEqual(['nightly-b']);
     expect(client.schedules.get('nightly-a')?.options.spec.calendars).toEqual([
@@ -213,24 +229,30 @@ describe('applySchedules against a fake schedule client', () => {
   it('describes, creates and updates a hundred schedules a bounded number at a time, not one by one', async () => {
     const client = new FakeScheduleClient();
     const feeds = Array.from({ length: 100 }, (_, i) => feed(`f${i}`));
-    await applySchedules(client, desiredSchedules(feeds, 'q', 't'), { prune: false, dryRun: false });
+    await applySchedules(client, desiredSchedules(feeds, 'q', inTenant('t')), { prune: false, dryRun: false });
     expect(client.schedules.size).toBe(100);
     expect(client.maxInFlight).toBe(DEFAULT_APPLY_CONCURRENCY);
 
     const moved = feeds.map((f) => ({ ...f, schedule: { ...f.schedule, time: '05:00' } }));
     const fresh = new FakeScheduleClient();
     for (const [id, s] of client.schedules) fresh.schedules.set(id, s);
-    const plan = await applySchedules(fresh, desiredSchedules(moved, 'q', 't'), { prune: false, dryRun: false });
+    const plan = await applySchedules(fresh, desiredSchedules(moved, 'q', inTenant('t')), {
+      prune: false,
+      dryRun: false,
+    });
     expect(plan.update).toHaveLength(100);
     expect(fresh.maxInFlight).toBe(DEFAULT_APPLY_CONCURRENCY);
   });
 
   it('updates a schedule its create finds existing (the list did not show it yet), and reports what it did', async () => {
     const client = new FakeScheduleClient();
-    await applySchedules(client, desiredSchedules([feed('a'), feed('b')], 'q', 't'), { prune: false, dryRun: false });
+    await applySchedules(client, desiredSchedules([feed('a'), feed('b')], 'q', inTenant('t')), {
+      prune: false,
+      dryRun: false,
+    });
     client.unlisted.add('nightly-a').add('nightly-b');
     const changedB = feed('b', { schedule: { ...feed('b').schedule, time: '04:00' } });
-    const done = await applySchedules(client, desiredSchedules([feed('a'), changedB], 'q', 't'), {
+    const done = await applySchedules(client, desiredSchedules([feed('a'), changedB], 'q', inTenant('t')), {
       prune: false,
       dryRun: false,
     });
@@ -244,7 +266,10 @@ describe('applySchedules against a fake schedule client', () => {
 
   it('counts a schedule another apply deleted first as deleted, and one gone before its describe as absent', async () => {
     const client = new FakeScheduleClient();
-    await applySchedules(client, desiredSchedules([feed('a'), feed('b')], 'q', 't'), { prune: false, dryRun: false });
+    await applySchedules(client, desiredSchedules([feed('a'), feed('b')], 'q', inTenant('t')), {
+      prune: false,
+      dryRun: false,
+    });
     const handleOf = client.getHandle.bind(client);
     client.getHandle = (id) => ({
       ...handleOf(id),
@@ -259,7 +284,10 @@ describe('applySchedules against a fake schedule client', () => {
 
   it('with dry-run reports the plan and touches nothing', async () => {
     const client = new FakeScheduleClient();
-    const plan = await applySchedules(client, desiredSchedules([feed('a')], 'q', 't'), { prune: true, dryRun: true });
+    const plan = await applySchedules(client, desiredSchedules([feed('a')], 'q', inTenant('t')), {
+      prune: true,
+      dryRun: true,
+    });
     expect(ids(plan.create)).toEqual(['nightly-a']);
     expect(client.calls).toEqual([]);
   });

@@ -16,6 +16,12 @@ const files: Record<string, string> = {
     entityType: 'Account',
     listAction: 'insert',
   }),
+  'timed-input.json': JSON.stringify({
+    source: { bucket: 'crm', key: 'a.csv' },
+    dataImportName: 'A',
+    entityType: 'Account',
+    jobTimeoutMs: 60_000,
+  }),
   'broken.json': '{ "source": ',
   'bad-input.json': JSON.stringify({ source: { bucket: 'crm' }, dataImportName: 'A', entityType: 'Thing' }),
 };
@@ -24,6 +30,9 @@ const read = (path: string) => {
   if (text === undefined) throw Object.assign(new Error('no such file'), { code: 'ENOENT' });
   return text;
 };
+
+/** What the CLI reads from IMPORT_TENANT and IMPORT_JOB_TIMEOUT (the latter at its default). */
+const inTenant = (tenant: string) => ({ tenant, jobTimeoutMs: 86_400_000 });
 
 function problemOf(run: () => unknown): string {
   try {
@@ -39,7 +48,7 @@ describe('importInputFromFlags', () => {
   it('builds the input from flags, naming the job after the file and filling the default tenant', () => {
     const input = importInputFromFlags(
       { bucket: 'crm', key: 'drops/accounts.csv', entityType: 'Account', listAction: 'insert' },
-      'acme',
+      inTenant('acme'),
       read,
     );
     expect(input).toEqual({
@@ -48,7 +57,16 @@ describe('importInputFromFlags', () => {
       entityType: 'Account',
       listAction: 'insert',
       tenant: 'acme',
+      jobTimeoutMs: 86_400_000,
     });
+  });
+
+  it("writes IMPORT_JOB_TIMEOUT into the input, unless an --input file names the import's own", () => {
+    const defaults = { tenant: 'acme', jobTimeoutMs: 7_200_000 };
+    const flags = { bucket: 'crm', key: 'a.csv', entityType: 'Account' };
+    expect(importInputFromFlags(flags, defaults, read).jobTimeoutMs).toBe(7_200_000);
+    expect(importInputFromFlags({ input: 'input.json' }, defaults, read).jobTimeoutMs).toBe(7_200_000);
+    expect(importInputFromFlags({ input: 'timed-input.json' }, defaults, read).jobTimeoutMs).toBe(60_000);
   });
 
   it('reads the activity type id as a number and the mappings from their file, keeping the int64 id exact as text', () => {
@@ -64,7 +82,7 @@ describe('importInputFromFlags', () => {
         onFailure: 'await-retry',
         importSource: 'CSV',
       },
-      'acme',
+      inTenant('acme'),
       read,
     );
     expect(input).toMatchObject({
@@ -81,7 +99,7 @@ describe('importInputFromFlags', () => {
       problemOf(() =>
         importInputFromFlags(
           { bucket: 'b', key: 'k', entityType: 'Account', mappingsFile: 'rounded-mappings.json' },
-          't',
+          inTenant('t'),
           read,
         ),
       ),
@@ -92,7 +110,11 @@ describe('importInputFromFlags', () => {
 
   it('names the flag of every problem, in one message', () => {
     const message = problemOf(() =>
-      importInputFromFlags({ bucket: 'b', key: 'k.csv', entityType: 'Activity', tenant: 'bad tenant!' }, 'acme', read),
+      importInputFromFlags(
+        { bucket: 'b', key: 'k.csv', entityType: 'Activity', tenant: 'bad tenant!' },
+        inTenant('acme'),
+        read,
+      ),
     );
     expect(message).toBe(
       'invalid import input: --activity-type-id: activityTypeId is required when entityType is Activity; --tenant: tenant must be 1-64 characters of letters, digits, ".", "_" or "-"',
@@ -102,43 +124,51 @@ describe('importInputFromFlags', () => {
   it('rejects a non-numeric activity type id', () => {
     expect(
       problemOf(() =>
-        importInputFromFlags({ bucket: 'b', key: 'k', entityType: 'Activity', activityTypeId: '4x' }, 't', read),
+        importInputFromFlags(
+          { bucket: 'b', key: 'k', entityType: 'Activity', activityTypeId: '4x' },
+          inTenant('t'),
+          read,
+        ),
       ),
     ).toContain('--activity-type-id: activityTypeId must be a positive int32');
   });
 
   it('says which flags are required when they are missing', () => {
-    expect(problemOf(() => importInputFromFlags({ bucket: 'b' }, 't', read))).toBe(
+    expect(problemOf(() => importInputFromFlags({ bucket: 'b' }, inTenant('t'), read))).toBe(
       'start needs --bucket, --key and --entity-type (or --input file.json); see start --help',
     );
   });
 
   it("reads a whole input from --input and validates it with the workflow's rules", () => {
-    expect(importInputFromFlags({ input: 'input.json' }, 'acme', read)).toMatchObject({
+    expect(importInputFromFlags({ input: 'input.json' }, inTenant('acme'), read)).toMatchObject({
       tenant: 'acme',
       listAction: 'insert',
     });
-    expect(problemOf(() => importInputFromFlags({ input: 'bad-input.json' }, 'acme', read))).toMatch(
+    expect(problemOf(() => importInputFromFlags({ input: 'bad-input.json' }, inTenant('acme'), read))).toMatch(
       /^invalid import input: --input bad-input\.json: source must be \{ bucket, key \}.*; entityType must be one of Account, Opportunity, Person, Activity, got "Thing"$/,
     );
   });
 
   it('refuses --input together with input flags', () => {
-    expect(problemOf(() => importInputFromFlags({ input: 'input.json', bucket: 'b' }, 't', read))).toBe(
+    expect(problemOf(() => importInputFromFlags({ input: 'input.json', bucket: 'b' }, inTenant('t'), read))).toBe(
       'use either --input or the input flags, not both (got --input and --bucket)',
     );
   });
 
   it('reports an unreadable or malformed file by flag and path', () => {
-    expect(problemOf(() => importInputFromFlags({ input: 'missing.json' }, 't', read))).toBe(
+    expect(problemOf(() => importInputFromFlags({ input: 'missing.json' }, inTenant('t'), read))).toBe(
       '--input missing.json: cannot read the file (ENOENT)',
     );
-    expect(problemOf(() => importInputFromFlags({ input: 'broken.json' }, 't', read))).toMatch(
+    expect(problemOf(() => importInputFromFlags({ input: 'broken.json' }, inTenant('t'), read))).toMatch(
       /^--input broken\.json: not valid JSON/,
     );
     expect(
       problemOf(() =>
-        importInputFromFlags({ bucket: 'b', key: 'k', entityType: 'Account', mappingsFile: 'nope' }, 't', read),
+        importInputFromFlags(
+          { bucket: 'b', key: 'k', entityType: 'Account', mappingsFile: 'nope' },
+          inTenant('t'),
+          read,
+        ),
       ),
     ).toBe('--mappings-file nope: cannot read the file (ENOENT)');
   });

@@ -11,6 +11,7 @@ import {
   loadClientConfig,
   loadConfig,
   loadFeeds,
+  loadInputDefaults,
   loadTemporalConfig,
   loadWorkerDeployment,
   parseDuration,
@@ -58,7 +59,6 @@ describe('configuration defaults', () => {
     });
     expect(c.budget.resetMinuteUtc).toBe(0);
     expect(c.poll.scheduleMs).toEqual([5000, 10000, 20000, 40000, 60000]);
-    expect(c.poll.jobTimeoutMs).toBe(24 * 3600 * 1000);
     expect(c.maxFileBytes).toBe(5_000_000_000);
     expect(c.feeds).toEqual([]);
   });
@@ -97,7 +97,6 @@ describe('configuration errors name the variable and what it expects', () => {
     [{ IMPORT_BUDGET_WRITE_DAILY: 'lots' }, /^IMPORT_BUDGET_WRITE_DAILY must be a whole number from 1 to/],
     [{ IMPORT_BUDGET_RESET_UTC: '24:00' }, /^IMPORT_BUDGET_RESET_UTC must be a UTC time HH:MM; got "24:00"/],
     [{ IMPORT_POLL_SCHEDULE: '5s,soon' }, /^IMPORT_POLL_SCHEDULE must be comma-separated durations/],
-    [{ IMPORT_JOB_TIMEOUT: '-1h' }, /^IMPORT_JOB_TIMEOUT must be a duration/],
     [{ IMPORT_MAX_FILE_BYTES: '5 parsecs' }, /^IMPORT_MAX_FILE_BYTES must be a size/],
     [{ IMPORT_MAX_FILE_BYTES: '5000000001' }, /^IMPORT_MAX_FILE_BYTES must be a size from 1 byte to 5GB/],
     [{ IMPORT_MAX_FILE_BYTES: '5GiB' }, /^IMPORT_MAX_FILE_BYTES must be a size from 1 byte to 5GB/],
@@ -120,6 +119,20 @@ describe('configuration errors name the variable and what it expects', () => {
     const err = errorOf(() => loadConfig(env));
     expect(err.message).toMatch(message);
     expect(err.message.split('\n')).toHaveLength(1);
+  });
+
+  it('reads IMPORT_JOB_TIMEOUT for the inputs the CLI builds, refusing what no import could take', () => {
+    expect(loadInputDefaults({})).toEqual({ tenant: 'default', jobTimeoutMs: 24 * 3_600_000 });
+    expect(loadInputDefaults({ IMPORT_TENANT: 'acme', IMPORT_JOB_TIMEOUT: '90m' })).toEqual({
+      tenant: 'acme',
+      jobTimeoutMs: 90 * 60_000,
+    });
+    for (const text of ['-1h', '0', '0.1ms', '999999999999999d']) {
+      const err = errorOf(() => loadInputDefaults({ IMPORT_JOB_TIMEOUT: text }));
+      expect(err.message).toMatch(/^IMPORT_JOB_TIMEOUT must be a duration such as 30s, 5m, 24h/);
+    }
+    // The worker does not read it: a typo there never stops a worker.
+    expect(() => loadConfig({ IMPORT_JOB_TIMEOUT: 'soon' })).not.toThrow();
   });
 
   it('takes LOG_LEVEL in any case', () => {

@@ -37,7 +37,10 @@ function loadError(item: Record<string, unknown>): string {
 /** What a night says of the feed: the problems of the child input it builds, as its InvalidInput failure joins them. */
 function nightlyProblems(item: Record<string, unknown>): string {
   // The feed as a schedule carries it, skipping configuration's check (a schedule made by hand, or by an older worker).
-  const carried = nightlyFeed({ ...item, maxConcurrentImports: 2 } as unknown as FeedConfig, 'acme');
+  const carried = nightlyFeed({ ...item, maxConcurrentImports: 2 } as unknown as FeedConfig, {
+    tenant: 'acme',
+    jobTimeoutMs: 86_400_000,
+  });
   return importInputProblems(importInputForObject(feed.id, carried, object)).join('; ');
 }
 
