@@ -12,6 +12,8 @@ export default defineConfig({
     // its own servers on free ports, with its own task queues and temporary folders, so files do not meet.
     maxWorkers: Math.max(2, availableParallelism() - 1),
     sequence: { sequencer: WaitingFirstSequencer },
+    // The workflow code bundled once for the run, not once per file that starts a worker.
+    globalSetup: ['test/support/bundle-once.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
   },
