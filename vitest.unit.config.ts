@@ -20,5 +20,7 @@ export default defineConfig({
     ],
     // Same folders, but they bundle or replay workflows in the sandbox, or start a server.
     exclude: ['**/*.replay.test.ts', '**/*real-server*.test.ts', 'test/workflows/bundle.test.ts'],
+    // Nothing here starts a worker: no workflow bundle to build first.
+    globalSetup: [],
   },
 });

@@ -40,6 +40,15 @@ const FILE_KEY = 'accounts/2026-11-22.csv';
 const MiB = 1024 * 1024;
 const file = accountsCsv(2 * MiB);
 
+/**
+ * The tests that send a refused file again: each sending again first waits
+ * out the job record's lease and lag of the refused PUT (10 s + 15 s by
+ * default, which the worker's configuration cannot shorten; measured 26 s
+ * from the 403 to the next read of the job): about 28 s for one, 53 s for
+ * two on an idle machine, too close to the default 60 s.
+ */
+const SETTLES_TIMEOUT_MS = 150_000;
+
 describe('operator paths on a real Temporal server', () => {
   let stack: OperatorStack;
 
@@ -130,7 +139,9 @@ describe('operator paths on a real Temporal server', () => {
     await expectOneJobWithTheFile(workflowId, result.jobId, corrected);
   });
 
-  it('an upload refused for a missing permission, fixed, then Reset to before the upload: one job, one accepted PUT', async () => {
+  it('an upload refused for a missing permission, fixed, then Reset to before the upload: one job, one accepted PUT', {
+    timeout: SETTLES_TIMEOUT_MS,
+  }, async () => {
     const workflowId = `reset-upload-${randomUUID()}`;
     stack.sim.failNext('submitData', 403);
     const handle = await start(workflowId);
@@ -172,7 +183,9 @@ describe('operator paths on a real Temporal server', () => {
     expect(puts).toHaveLength(1);
   });
 
-  it('an import waiting in await-retry re-runs the failed step on each retry and completes once the cause is fixed', async () => {
+  it('an import waiting in await-retry re-runs the failed step on each retry and completes once the cause is fixed', {
+    timeout: SETTLES_TIMEOUT_MS,
+  }, async () => {
     const workflowId = `retry-${randomUUID()}`;
     const ctx = cliContext(stack.workerEnv());
     stack.sim.failNext('submitData', 403, { count: 2 });

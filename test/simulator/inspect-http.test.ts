@@ -144,10 +144,16 @@ describe('/__sim inspection API', () => {
   it('sets the job outcome and resets counters over HTTP', async () => {
     await simPost('/job-outcome', { outcome: 'failed' });
     const { id } = await createJob(sim);
-    await upload(sim, id, 'a\n');
+    // A file the service takes, so the outcome set here is the only reason for the job to fail.
+    await upload(sim, id, 'Account Name,Account Domain\nAcme,acme.example\n');
     await simPost('/reset-counters');
     expect(sim.counters().createJob).toBe(0);
-    expect(sim.job(id)?.state).toBe('processing');
+    // The upload was taken and, after processing (20 ms, so not asserted mid-way), ended as the outcome said.
+    while (sim.job(id)?.state === 'processing') await new Promise((r) => setTimeout(r, 5));
+    expect(sim.job(id)).toMatchObject({
+      state: 'failed',
+      failureReason: 'the simulator was told to fail jobs (setJobOutcome)',
+    });
   });
 
   it.each([
