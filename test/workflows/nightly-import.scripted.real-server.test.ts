@@ -202,9 +202,9 @@ describe('nightlyImport admission on the time-skipping server', () => {
     const { result } = await night('nightly-after-short-block', script);
     expect(result).toEqual(tally({ started: 1, succeeded: 1, deferredForBudget: 1 }));
     const [first = 0, second = 0] = script.readAtMs;
-    // Woke at the block's end (server time), hours before the reset.
+    // Woke at the block's end (server time), not at the reset 6 h on (the margin: a loaded machine's stalls).
     expect(second - first).toBeGreaterThanOrEqual(15 * MIN);
-    expect(second - first).toBeLessThan(16 * MIN);
+    expect(second - first).toBeLessThan(60 * MIN);
   });
 
   it('a nightly whose child still runs when a short block lands resumes when the block ends, not when the child does', async () => {
@@ -234,7 +234,7 @@ describe('nightlyImport admission on the time-skipping server', () => {
     const [, second = 0, third = 0] = script.readAtMs;
     // b started at the block's end, not three hours later when a ended.
     expect(third - second).toBeGreaterThanOrEqual(15 * MIN);
-    expect(third - second).toBeLessThan(16 * MIN);
+    expect(third - second).toBeLessThan(60 * MIN);
   });
 
   it("admits by what the night's finished children spent, not by the 60-poll estimate", async () => {
