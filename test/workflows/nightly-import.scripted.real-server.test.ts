@@ -3,7 +3,8 @@
  * Temporal servers with real importFile children (their import steps scripted
  * too): pages with continuation tokens, a run resumed from a carried token,
  * continue-as-new on the server's hint (a dev server configured to give it
- * early), and budget waits until the window resets (on the time-skipping
+ * early), and budget waits until the window resets or a short block ends,
+ * and admission by what finished children spent (on the time-skipping
  * server, where those hours pass at once; the nightly reads the budget
  * through an activity, so no ledger Update is involved).
  *
@@ -185,10 +186,7 @@ describe('nightlyImport budget waits on the time-skipping server', () => {
     expect(script.budgetReads()).toBe(4);
     expect(result).toEqual(tally({ started: 2, succeeded: 2, deferredForBudget: 1 }));
   });
-});
 
-describe('nightlyImport admission on the time-skipping server', () => {
-  const night = onServer('time-skipping-server', createTimeSkippingEnvironment, 'night-admit');
   const MIN = 60_000;
   /** The service's daily-limit 429 blocked creates for 15 minutes; the count has 1,100 left and resets in 6 h. */
   const blockedCreates = (nowMs: number): BudgetUsage => {
