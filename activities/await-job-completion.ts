@@ -8,6 +8,7 @@ import { Context, log } from '@temporalio/activity';
 import type {
   AwaitJobCompletionInput,
   AwaitJobCompletionResult,
+  JobSighting,
   PollProgress,
 } from '../workflows/contracts/activities.js';
 import { pollDelayMs } from '../workflows/poll-schedule.js';
@@ -18,7 +19,7 @@ import type { JobRecordGate } from './job-record/gate.js';
 import { knownJobState, unexpectedJobState } from './job-state.js';
 import type { CallOptions, ImportJob } from './service/types.js';
 import { ServiceCalls, type ServiceCallsDeps } from './service-calls.js';
-import type { JobWatcher, WatchOutcome } from './watch/job-watcher.js';
+import type { JobWatcher, Watch, WatchOutcome } from './watch/job-watcher.js';
 import { paceFromUsage, readReserve } from './watch/pace.js';
 
 /** What this activity needs of the service client. */
@@ -48,9 +49,24 @@ function resumedProgress(details: unknown): PollProgress | undefined {
     typeof d.waitingSince === 'string' &&
     !Number.isNaN(Date.parse(d.waitingSince))
   ) {
-    return { pollIndex: d.pollIndex, waitingSince: d.waitingSince, lastState: String(d.lastState ?? 'unknown') };
+    const progress = {
+      pollIndex: d.pollIndex,
+      waitingSince: d.waitingSince,
+      lastState: String(d.lastState ?? 'unknown'),
+    };
+    return isSighting(d.lastSeen) ? { ...progress, lastSeen: d.lastSeen } : progress;
   }
   return undefined;
+}
+
+function isSighting(s: unknown): s is JobSighting {
+  const v = s as Partial<JobSighting> | undefined;
+  return (
+    typeof v?.state === 'string' &&
+    typeof v.at === 'string' &&
+    !Number.isNaN(Date.parse(v.at)) &&
+    (v.by === 'status read' || v.by === 'watcher')
+  );
 }
 
 /** A job is watched again at most this often after a confirming read found it still running. */
@@ -86,6 +102,7 @@ export function makeAwaitJobCompletion(deps: AwaitJobCompletionDeps) {
       }
       // The service's own spelling, so an unknown state shows as it is.
       progress.lastState = job.state;
+      progress.lastSeen = { state: job.state, at: new Date(now()).toISOString(), by: 'status read' };
       beat();
       if ((state === 'completed' || state === 'failed') && input.objectVersion && deps.jobRecord) {
         const version = { ...input.objectVersion, tenant: deps.budget.tenant };
@@ -114,10 +131,21 @@ export function makeAwaitJobCompletion(deps: AwaitJobCompletionDeps) {
     /** Sleeps `ms` (cut at the deadline) in heartbeat slices, so that cancellation reaches it. */
     async function sleepBeating(ms: number): Promise<void> {
       const delayMs = Math.max(0, Math.min(ms, deadlineMs - now()));
+      progress.nextCheckAt = new Date(now() + delayMs).toISOString();
       for (let slept = 0; slept < delayMs; slept += sliceMs) {
         await ctx.sleep(Math.min(sliceMs, delayMs - slept));
         beat();
       }
+    }
+
+    /** What the watcher knows of this job, for the heartbeat: the last sweep that listed it, the next one. */
+    function noteWatcherWord(watcher: JobWatcher, watch: Watch): void {
+      const listedAtMs = watch.lastListedAtMs();
+      const known = progress.lastSeen ? Date.parse(progress.lastSeen.at) : Number.NEGATIVE_INFINITY;
+      if (listedAtMs !== undefined && listedAtMs > known) {
+        progress.lastSeen = { state: 'processing', at: new Date(listedAtMs).toISOString(), by: 'watcher' };
+      }
+      if (watcher.nextSweepAtMs !== undefined) progress.nextCheckAt = new Date(watcher.nextSweepAtMs).toISOString();
     }
 
     /** Waits for the watcher's word, heartbeating; undefined when the deadline came first. */
@@ -129,7 +157,9 @@ export function makeAwaitJobCompletion(deps: AwaitJobCompletionDeps) {
       });
       try {
         while (outcome === undefined && deadlineMs - now() > 0) {
+          noteWatcherWord(watcher, watch);
           await Promise.race([watch.outcome, ctx.sleep(Math.min(sliceMs, Math.max(1, deadlineMs - now())))]);
+          noteWatcherWord(watcher, watch);
           beat();
         }
         return outcome;

@@ -1,12 +1,19 @@
 /**
  * The nightlyImport workflow's pure decisions: the night's tally, what importFile
- * input a feed object becomes, and how many child imports the daily budget
- * allows now. Its contract (input, result, ids) is in contracts/nightly.ts.
+ * input a feed object becomes, what a child import costs (its recent siblings'
+ * spend), and how many child imports the daily budget allows now. Its contract (input, result, ids) is in contracts/nightly.ts.
  * Pure code: it runs in the workflow sandbox and the tests alike.
  */
 import type { BudgetUsage, FeedObject } from './contracts/activities.js';
+import { BUDGETED_ENDPOINT_NAMES, isBudgetedEndpoint } from './contracts/endpoints.js';
 import type { ImportFileInput } from './contracts/import-input.js';
-import { feedObjectWorkflowId, type NightlyFailure, type NightlyFeed, type NightlyTally } from './contracts/nightly.js';
+import {
+  feedObjectWorkflowId,
+  type ImportSpend,
+  type NightlyFailure,
+  type NightlyFeed,
+  type NightlyTally,
+} from './contracts/nightly.js';
 
 /** Keeps the result (and the continue-as-new input) far below Temporal's payload limit. */
 export const MAX_LISTED_FAILURES = 100;
@@ -64,10 +71,59 @@ export function importInputForObject(feedId: string, feed: NightlyFeed, object: 
  * What one child import spends of each daily budget: a job, an upload, and
  * its status polls. The polls are an estimate (an hour of polling at the
  * slowest rate); a child that needs more waits for the budget itself. Runs
- * recorded before polls were counted leave them out.
+ * recorded before polls were counted leave them out. Runs that admit by
+ * recent spend use these only until a child has finished (DEFAULT_CALLS_PER_IMPORT).
  */
 export const CALLS_PER_IMPORT = { createJob: 1, submitData: 1, jobStatus: 60 } as const;
 export const CALLS_PER_IMPORT_WITHOUT_POLLS = { createJob: 1, submitData: 1 } as const;
+
+/**
+ * Before any child of the night has finished, what one is assumed to cost:
+ * the job, the upload, an hour of polling at the slowest rate (as if the
+ * watcher had given up on it), and one search (a create whose answer was
+ * lost). Conservative: an overestimate only makes the night wait for a
+ * running child; the first finished one replaces it with what it spent.
+ */
+export const DEFAULT_CALLS_PER_IMPORT: ImportSpend = { createJob: 1, submitData: 1, jobStatus: 60, listJobs: 1 };
+/** Admission follows the spend of this many most recently finished children. */
+export const RECENT_IMPORTS = 20;
+/**
+ * Every new child needs its own job and upload: a finished child that reused
+ * an earlier night's job must not make the next ones look free.
+ */
+const MIN_CALLS_PER_IMPORT: ImportSpend = { createJob: 1, submitData: 1 };
+
+/** The budgeted calls a finished importFile reports in its result's apiCalls; undefined when it reports none. */
+export function spendOfResult(result: unknown): ImportSpend | undefined {
+  const apiCalls = (result as { apiCalls?: unknown } | undefined)?.apiCalls;
+  if (typeof apiCalls !== 'object' || apiCalls === null) return undefined;
+  const spend: ImportSpend = {};
+  for (const [endpoint, n] of Object.entries(apiCalls)) {
+    if (isBudgetedEndpoint(endpoint) && typeof n === 'number' && Number.isFinite(n) && n > 0) spend[endpoint] = n;
+  }
+  return spend;
+}
+
+/** `recent` with `spend` added, the oldest dropped past RECENT_IMPORTS. */
+export function rememberSpend(recent: readonly ImportSpend[], spend: ImportSpend): ImportSpend[] {
+  return [...recent, spend].slice(-RECENT_IMPORTS);
+}
+
+/**
+ * Calls per import on each budgeted endpoint: the mean of the recent
+ * children's spend (list calls included: a create's search), never below a
+ * job and an upload; the conservative default while none has finished.
+ */
+export function callsPerImport(recent: readonly ImportSpend[]): ImportSpend {
+  if (recent.length === 0) return { ...DEFAULT_CALLS_PER_IMPORT };
+  const costs: ImportSpend = { ...MIN_CALLS_PER_IMPORT };
+  for (const endpoint of BUDGETED_ENDPOINT_NAMES) {
+    const mean = recent.reduce((sum, s) => sum + (s[endpoint] ?? 0), 0) / recent.length;
+    const cost = Math.max(mean, costs[endpoint] ?? 0);
+    if (cost > 0) costs[endpoint] = cost;
+  }
+  return costs;
+}
 
 interface ImportAllowance {
   /** How many more child imports may start now; Infinity when the ledger tracks none of the endpoints. */
@@ -76,30 +132,50 @@ interface ImportAllowance {
   reopensAtMs?: number;
 }
 
+interface AllowanceOptions {
+  /** Legacy costs (CALLS_PER_IMPORT): with or without the status polls. */
+  countPolls: boolean;
+  /** Calls per import by endpoint (callsPerImport); when set, countPolls is not used. */
+  costs?: ImportSpend;
+  /**
+   * A block (the service's own 429) on an endpoint with calls left reopens
+   * when the block ends, not at the reset. Runs recorded before it wait for
+   * the later of the two.
+   */
+  wakeAtBlockEnd?: boolean;
+}
+
 /**
  * How many child imports can start now without overrunning a daily budget.
- * Every child still running may spend one more call of each endpoint, so they
- * are subtracted: an overestimate would only make children wait for the
- * budget themselves, but an honest count keeps them from piling up.
+ * Every child still running may spend one more import's worth of each
+ * endpoint, so they are subtracted: an overestimate would only make children
+ * wait for the budget themselves, but an honest count keeps them from piling up.
  */
 export function importAllowance(
   usage: BudgetUsage,
   runningChildren: number,
   nowMs: number,
-  options: { countPolls: boolean } = { countPolls: true },
+  options: AllowanceOptions = { countPolls: true },
 ): ImportAllowance {
   let allowed = Number.POSITIVE_INFINITY;
   let reopensAtMs: number | undefined;
-  const costs: Record<string, number> = options.countPolls ? CALLS_PER_IMPORT : CALLS_PER_IMPORT_WITHOUT_POLLS;
+  const legacy: Record<string, number> = options.countPolls ? CALLS_PER_IMPORT : CALLS_PER_IMPORT_WITHOUT_POLLS;
+  const costs: Record<string, number> = options.costs ?? legacy;
   for (const [endpoint, cost] of Object.entries(costs)) {
     const window = usage[endpoint];
-    if (!window) continue;
+    if (!window || !(cost > 0)) continue;
     const refusedUntilMs = window.exhaustedUntil ? Date.parse(window.exhaustedUntil) : Number.NaN;
     const refused = refusedUntilMs > nowMs;
-    const left = refused ? 0 : Math.max(0, Math.floor((window.remaining - runningChildren * cost) / cost));
+    const countLeft = Math.max(0, Math.floor((window.remaining - runningChildren * cost) / cost));
+    const left = refused ? 0 : countLeft;
     if (left < allowed) allowed = left;
     if (left === 0) {
-      const reopens = Math.max(Date.parse(window.resetsAt), refused ? refusedUntilMs : 0);
+      const reset = Date.parse(window.resetsAt);
+      // A short block over calls still counted as left ends before the reset: that is when they reopen.
+      const reopens =
+        options.wakeAtBlockEnd && refused && countLeft > 0
+          ? refusedUntilMs
+          : Math.max(reset, refused ? refusedUntilMs : 0);
       reopensAtMs = reopensAtMs === undefined ? reopens : Math.max(reopensAtMs, reopens);
     }
   }

@@ -28,12 +28,21 @@ import type { FeedObject, ListFeedObjectsResult, NightlyActivities } from './con
 import { importInputProblems } from './contracts/import-input.js';
 import {
   feedObjectWorkflowId,
+  type ImportSpend,
   type NightlyFeed,
   type NightlyImportInput,
   type NightlyTally,
   objectImportWorkflowId,
 } from './contracts/nightly.js';
-import { emptyTally, importAllowance, importInputForObject, recordFailure } from './nightly-policy.js';
+import {
+  callsPerImport,
+  emptyTally,
+  importAllowance,
+  importInputForObject,
+  recordFailure,
+  rememberSpend,
+  spendOfResult,
+} from './nightly-policy.js';
 import { ACTIVITY_RETRY_POLICY, SHORT_CALL_TIMEOUT_MS } from './retry-policies.js';
 
 const { listFeedObjects, readBudgetUsage, readImportStates } = proxyActivities<NightlyActivities>({
@@ -58,6 +67,18 @@ const CHECK_CANDIDATES_FIRST_PATCH = 'nightly-checks-candidates-first';
 const COUNT_POLLS_PATCH = 'nightly-counts-status-polls';
 /** Runs with this marker start each child under the object version's own id, not a per-feed one. */
 const ONE_ID_PER_OBJECT_PATCH = 'nightly-one-id-per-object-version';
+/**
+ * Runs with this marker admit children by what the night's recent children
+ * spent (their results' calls per endpoint, list calls included), not by the
+ * fixed estimate, and carry that spend across continue-as-new.
+ */
+const ADMIT_BY_RECENT_SPEND_PATCH = 'nightly-admits-by-recent-spend';
+/**
+ * Runs with this marker wake when a short block (the service's own 429 on an
+ * endpoint with calls left) ends, not at the window's reset, also while
+ * children run.
+ */
+const WAKE_AT_BLOCK_END_PATCH = 'nightly-wakes-when-a-block-ends';
 
 export class NightlyRun {
   readonly feedId: string;
@@ -67,6 +88,10 @@ export class NightlyRun {
   private readonly childStartsPerRun: number;
   private readonly countPolls: boolean;
   private readonly oneIdPerObject: boolean;
+  private readonly admitsByRecentSpend: boolean;
+  private readonly wakesAtBlockEnd: boolean;
+  /** The budgeted calls of the night's most recently finished children. */
+  private recentSpend: ImportSpend[];
   /** Workflow ids of the children started by this run that have not ended. */
   private readonly running = new Set<string>();
   private childStartsThisRun = 0;
@@ -81,6 +106,9 @@ export class NightlyRun {
     this.checksCandidatesFirst = patched(CHECK_CANDIDATES_FIRST_PATCH);
     this.countPolls = patched(COUNT_POLLS_PATCH);
     this.oneIdPerObject = patched(ONE_ID_PER_OBJECT_PATCH);
+    this.admitsByRecentSpend = patched(ADMIT_BY_RECENT_SPEND_PATCH);
+    this.wakesAtBlockEnd = patched(WAKE_AT_BLOCK_END_PATCH);
+    this.recentSpend = this.admitsByRecentSpend ? (input.recentSpend ?? []) : [];
   }
 
   listPage(continuationToken: string | undefined): Promise<ListFeedObjectsResult> {
@@ -116,19 +144,28 @@ export class NightlyRun {
     while (this.allowance <= 0) {
       const usage = await readBudgetUsage({ tenant: this.feed.tenant });
       const now = Date.now();
-      const next = importAllowance(usage, this.running.size, now, { countPolls: this.countPolls });
+      const next = importAllowance(usage, this.running.size, now, {
+        countPolls: this.countPolls,
+        ...(this.admitsByRecentSpend ? { costs: callsPerImport(this.recentSpend) } : {}),
+        wakeAtBlockEnd: this.wakesAtBlockEnd,
+      });
       this.allowance = next.allowed;
       if (this.allowance > 0) break;
       if (this.running.size > 0) {
-        // A finishing child has spent what it will spend: read the ledger again then.
+        // A finishing child has spent what it will spend: read the ledger again then (or when a block ends).
         const before = this.running.size;
-        await condition(() => this.running.size < before);
+        const reopensInMs = next.reopensAtMs === undefined ? undefined : Math.max(1_000, next.reopensAtMs - now);
+        if (this.wakesAtBlockEnd && reopensInMs !== undefined) {
+          await condition(() => this.running.size < before, reopensInMs);
+        } else {
+          await condition(() => this.running.size < before);
+        }
       } else {
         deferOnWait();
         const wakeAt = next.reopensAtMs ?? now + 60_000;
-        log.info('Daily budget spent: waiting for the window to reset', {
+        log.info('Daily budget spent or blocked: waiting until it reopens', {
           feedId: this.feedId,
-          resetsAt: new Date(wakeAt).toISOString(),
+          reopensAt: new Date(wakeAt).toISOString(),
         });
         await sleep(Math.max(1_000, wakeAt - now));
       }
@@ -181,6 +218,7 @@ export class NightlyRun {
       tally: this.tally,
       continuationToken,
       childStartsPerRun: CHILD_STARTS_PER_RUN,
+      ...(this.admitsByRecentSpend ? { recentSpend: this.recentSpend } : {}),
     };
   }
 
@@ -196,8 +234,10 @@ export class NightlyRun {
     this.running.add(workflowId);
     result
       .then(
-        () => {
+        (result) => {
           this.tally.succeeded += 1;
+          const spend = this.admitsByRecentSpend ? spendOfResult(result) : undefined;
+          if (spend) this.recentSpend = rememberSpend(this.recentSpend, spend);
         },
         (err: unknown) => recordFailure(this.tally, { key, workflowId, reason: failureReason(err) }),
       )

@@ -88,12 +88,16 @@ export interface Watch {
   readonly outcome: Promise<WatchOutcome>;
   /** Stops waiting (the activity was cancelled or reached its deadline). */
   cancel(): void;
+  /** When the last complete sweep that listed the job in `processing` began; undefined until one did. */
+  lastListedAtMs(): number | undefined;
 }
 
 interface Waiter {
   jobId: string;
   sinceMs: number;
   seen: boolean;
+  /** The start of the last complete sweep that listed it. */
+  listedAtMs?: number;
   /** Complete sweeps in a row that did not list it (counting as above). */
   missed: number;
   resolve(outcome: WatchOutcome): void;
@@ -126,6 +130,8 @@ export class JobWatcher {
   private fallbackNoticed = false;
   /** Jobs this process polls one by one (fallback), for the pace of those polls. */
   polling = 0;
+  /** When the next sweep is due (paced); undefined while no sweep is planned. For `status`: how fresh a wait's word is. */
+  nextSweepAtMs: number | undefined;
   readonly stats: WatcherStats = { sweeps: 0, listCalls: 0 };
 
   constructor(private readonly deps: JobWatcherDeps) {
@@ -146,7 +152,8 @@ export class JobWatcher {
 
   watch(jobId: string): Watch {
     if (this.givenUp) {
-      return { outcome: Promise.resolve({ kind: 'fallback', reason: this.givenUp }), cancel: () => undefined };
+      const outcome = Promise.resolve<WatchOutcome>({ kind: 'fallback', reason: this.givenUp });
+      return { outcome, cancel: () => undefined, lastListedAtMs: () => undefined };
     }
     let waiter!: Waiter;
     const outcome = new Promise<WatchOutcome>((resolve) => {
@@ -154,7 +161,7 @@ export class JobWatcher {
     });
     this.waiters.add(waiter);
     this.start();
-    return { outcome, cancel: () => this.waiters.delete(waiter) };
+    return { outcome, cancel: () => this.waiters.delete(waiter), lastListedAtMs: () => waiter.listedAtMs };
   }
 
   /** The reason listing was given up, the first time it is asked for (so that it is logged once). */
@@ -179,6 +186,7 @@ export class JobWatcher {
       const waitMs = await this.nextSweepInMs();
       // Nobody left to tell (every waiter released to polls): a later watch starts the loop again.
       if (this.waiters.size === 0) return;
+      this.nextSweepAtMs = this.now() + waitMs;
       await pause(waitMs);
       if (this.waiters.size === 0) return;
       await this.sweepOnce();
@@ -229,6 +237,7 @@ export class JobWatcher {
     for (const waiter of [...this.waiters]) {
       if (listed.has(waiter.jobId)) {
         waiter.seen = true;
+        waiter.listedAtMs = startedMs;
         waiter.missed = 0;
       } else if (waiter.seen || startedMs - waiter.sinceMs >= this.settings.listLateGraceMs) {
         if (++waiter.missed < SWEEPS_MISSED_TO_LEAVE) continue;

@@ -90,6 +90,15 @@ describe('awaitJobCompletion with the job watcher: a one-hour job', () => {
     expect(a.heartbeats.length).toBeGreaterThan(1);
     expect(Date.now() - t0).toBeLessThan(10_000);
     expect(new Set(a.heartbeats.map((h) => h.waitingSince)).size).toBe(1);
+    // For `status`: when a sweep last listed the job processing, and when the next sweep is due...
+    const byWatcher = a.heartbeats.filter((h) => h.lastSeen?.by === 'watcher');
+    expect(byWatcher.length).toBeGreaterThan(0);
+    for (const h of byWatcher) {
+      expect(h.lastSeen?.state).toBe('processing');
+      expect(Date.parse(h.nextCheckAt ?? '')).toBeGreaterThan(Date.parse(h.lastSeen?.at ?? ''));
+    }
+    // ...then the confirming read's word.
+    expect(a.heartbeats.at(-1)?.lastSeen).toMatchObject({ state: 'completed', by: 'status read' });
   });
 
   it('still enforces the job timeout, after one confirming read', async () => {

@@ -1,5 +1,5 @@
 /**
- * Budget benchmark (not a test): `npm run bench:budget -- [--json] [--imports N] [--quick]`.
+ * Budget benchmark (not a test): `npm run bench:budget -- [--json] [--imports N] [--history-imports N]`.
  *
  * Per scenario (jobs that process 1 min, 10 min, 1 h, 6 h × a history of 0,
  * 5,000, 50,000 completed jobs) it prints the calls per import on each
@@ -12,11 +12,10 @@
  * service time compressed (the factor is printed per scenario). The ledger
  * counts every call but refuses none (its limits are set high), so that the
  * counts are those of an unconstrained day; the card's budgets are applied to
- * them afterwards. Extrapolated, and marked so: the steady state at the
- * sustained rate (jobs in processing at once, the paced sweep interval and
- * the delay it gives, see budget-model.ts), and the history rows' waiting
- * cost, which history cannot change (the watcher lists `processing` jobs only;
- * history jobs are completed): their creates are measured at that history.
+ * them afterwards. Every row is measured in a run of its own, at its
+ * processing time and history. Extrapolated, and marked so: the steady state
+ * at the sustained rate (jobs in processing at once, the paced sweep interval
+ * and the delay it gives, see budget-model.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
@@ -26,6 +25,7 @@ import type { BudgetedEndpoint } from '../../workflows/contracts/endpoints.js';
 import { startOperatorStack } from '../support/operator-stack.js';
 import { type PerImport, type SteadyState, steadyState } from './budget-model.js';
 import { type Measured, runScenario, TENANT } from './budget-run.js';
+import { startQuietDevServer } from './quiet-dev-server.js';
 
 const MIN = 60_000;
 interface Processing {
@@ -68,7 +68,7 @@ function parse() {
     console.log(
       'Usage: npm run bench:budget -- [--json] [--imports N] [--history-imports N]\n' +
         '  --imports          imports per processing-time scenario at history 0 (default 30)\n' +
-        '  --history-imports  imports per history scenario (their creates page through the history; default 3)\n' +
+        '  --history-imports  imports per scenario at history 5,000 and 50,000 (default 3)\n' +
         '  --only LABEL       one processing time at history 0 (e.g. "1 h"), no history rows\n' +
         '  --compression N    service time N times faster than real time for every row (default per row)\n' +
         '  --json             print one JSON object instead of the table',
@@ -86,67 +86,51 @@ function parse() {
 
 async function main(): Promise<void> {
   const args = parse();
+  // With --json, stdout carries the object alone: a server of our own prints its banner elsewhere.
+  const server = args.json && !process.env.TEMPORAL_ADDRESS ? await startQuietDevServer() : undefined;
+  if (server) process.env.TEMPORAL_ADDRESS = server.address;
+  try {
+    const { rows, ledger } = await measure(args);
+    const perDay = ledgerDay(rows, ledger);
+    if (args.json) console.log(JSON.stringify({ budgets: CARD, rows, ledger: { ...ledger, ...perDay } }, null, 2));
+    else {
+      printTable(rows);
+      console.log(
+        `\nLedger: ${ledger.runs} runs (continue-as-new at ${LEDGER_MAX_HISTORY_EVENTS} history events), ` +
+          `${fmt(ledger.eventsPerUpdate, 2)} history events per Update in the current run (${ledger.updatesInRun} Updates, ${ledger.eventsInRun} events). ` +
+          `A day of 1,200 imports at the highest measured Updates per import (${fmt(perDay.updatesPerImport)}): ` +
+          `${Math.round(perDay.updatesPerDay)} Updates, about ${Math.round(perDay.updatesPerRun)} per run, ${Math.ceil(perDay.runsPerDay)} runs a day; Temporal's limit is 2,000 Updates per run.`,
+      );
+    }
+  } finally {
+    await server?.stop();
+  }
+}
+
+/** Every row, each from a run of its own (history 0 first, then the tenant's history grown to each size). */
+async function measure(args: ReturnType<typeof parse>): Promise<{ rows: Row[]; ledger: LedgerRuns }> {
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const stack = await startOperatorStack({
     simulator: { dailyLimits: { listJobs: 1e9, jobStatus: 1e9, createJob: 1e9, submitData: 1e9 } },
   });
   const rows: Row[] = [];
   const taskQueue = `bench-budget-${randomUUID()}`;
-  let ledger: LedgerRuns;
   try {
-    const waiting = new Map<string, Measured>();
     const chosen = PROCESSING.filter((q) => args.only === undefined || q.label === args.only);
-    for (const p of chosen.map((q) => ({ ...q, compression: args.compression ?? q.compression }))) {
-      log(`history 0, processing ${p.label} (compressed ${p.compression}x), ${args.imports} imports ...`);
-      const measured = await runScenario(
-        stack,
-        {
-          processingMs: p.ms,
-          history: 0,
-          compression: p.compression,
-          imports: args.imports,
-        },
-        taskQueue,
-      );
-      waiting.set(p.label, measured);
-      rows.push(row(p, 0, measured, measured, []));
-    }
     let history = 0;
-    for (const h of args.only === undefined ? HISTORIES.slice(1) : []) {
+    for (const h of args.only === undefined ? HISTORIES : [0]) {
       stack.sim.addCompletedHistory(h - history);
       history = h;
-      // Creates do not depend on the processing time: one run per history, at 1 min.
-      const p = PROCESSING[0] as Processing;
-      log(`history ${h}, processing ${p.label} (compressed ${p.compression}x), ${args.historyImports} imports ...`);
-      const creates = await runScenario(
-        stack,
-        {
-          processingMs: p.ms,
-          history: h,
-          compression: p.compression,
-          imports: args.historyImports,
-        },
-        taskQueue,
-      );
-      for (const q of PROCESSING) {
-        const extrapolated = q === p ? [] : [`waiting cost and delay from the history-0 run of ${q.label}`];
-        rows.push(row(q, h, creates, q === p ? creates : waiting.get(q.label)!, extrapolated));
+      const imports = h === 0 ? args.imports : args.historyImports;
+      for (const p of chosen.map((q) => ({ ...q, compression: args.compression ?? q.compression }))) {
+        log(`history ${h}, processing ${p.label} (compressed ${p.compression}x), ${imports} imports ...`);
+        const spec = { processingMs: p.ms, history: h, compression: p.compression, imports };
+        rows.push(row(p, h, await runScenario(stack, spec, taskQueue)));
       }
     }
-    ledger = await ledgerRuns(stack.env.client);
+    return { rows, ledger: await ledgerRuns(stack.env.client) };
   } finally {
     await stack.close();
-  }
-  const perDay = ledgerDay(rows, ledger);
-  if (args.json) console.log(JSON.stringify({ budgets: CARD, rows, ledger: { ...ledger, ...perDay } }, null, 2));
-  else {
-    printTable(rows);
-    console.log(
-      `\nLedger: ${ledger.runs} runs (continue-as-new at ${LEDGER_MAX_HISTORY_EVENTS} history events), ` +
-        `${fmt(ledger.eventsPerUpdate, 2)} history events per Update in the current run (${ledger.updatesInRun} Updates, ${ledger.eventsInRun} events). ` +
-        `A day of 1,200 imports at the highest measured Updates per import (${fmt(perDay.updatesPerImport)}): ` +
-        `${Math.round(perDay.updatesPerDay)} Updates, about ${Math.round(perDay.updatesPerRun)} per run, ${Math.ceil(perDay.runsPerDay)} runs a day; Temporal's limit is 2,000 Updates per run.`,
-    );
   }
 }
 
@@ -177,28 +161,17 @@ function ledgerDay(rows: Row[], ledger: LedgerRuns) {
 
 const CARD = { createJob: 1_200, submitData: 1_200, jobStatus: 3_600, listJobs: 3_600 };
 
-/**
- * One row: creates (and their list calls) from `creates`, the waiting side
- * (status reads, the watcher's list calls, delays) from `waiting`.
- */
-function row(p: Processing, history: number, creates: Measured, waiting: Measured, extrapolated: string[]): Row {
-  const watcherList = (waiting.perImport.listJobs ?? 0) - waiting.createListPerImport;
-  const perImport: PerImport = {
-    ...waiting.perImport,
-    createJob: creates.perImport.createJob ?? 0,
-    submitData: creates.perImport.submitData ?? 0,
-    // The creates' own list calls count per import; the watcher's are a per-sweep cost (the model).
-    listJobs: creates.createListPerImport,
-  };
-  const steady = steadyState(perImport, p.ms);
+/** One row from its own run: the creates' list calls count per import, the watcher's are a per-sweep cost (the model). */
+function row(p: Processing, history: number, measured: Measured): Row {
+  const perImport: PerImport = { ...measured.perImport, listJobs: measured.createListPerImport };
   return {
     processing: p.label,
     history,
     compression: p.compression,
-    measured: { ...waiting, perImport: { ...waiting.perImport, listJobs: creates.createListPerImport + watcherList } },
-    extrapolated: [...extrapolated, 'steady state at the sustained rate (budget-model.ts)'],
+    measured,
+    extrapolated: ['steady state at the sustained rate (budget-model.ts)'],
     perImport,
-    steady,
+    steady: steadyState(perImport, p.ms),
   };
 }
 

@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { DefaultLogger, makeTelemetryFilterString, Runtime } from '@temporalio/worker';
 import { loadConfig } from '../../temporal.config.js';
 import { type LocalS3, S3RVER_CREDENTIALS, startLocalS3 } from '../../worker/demo/local-s3.js';
 import { startDevServer } from '../../worker/demo/local-temporal.js';
@@ -186,7 +186,11 @@ function definedOnly(vars: WorkerVariables): Record<string, string> {
  */
 function installSdkLogger(level: 'WARN' | 'ERROR'): void {
   try {
-    Runtime.install({ logger: new DefaultLogger(level) });
+    Runtime.install({
+      logger: new DefaultLogger(level),
+      // Core's own lines through that logger (stderr) too, not straight to stdout: `bench:budget --json` owns stdout.
+      telemetryOptions: { logging: { forward: {}, filter: makeTelemetryFilterString({ core: level }) } },
+    });
   } catch {
     // Already installed: keep it.
   }

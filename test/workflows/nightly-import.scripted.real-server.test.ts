@@ -3,13 +3,16 @@
  * Temporal servers with real importFile children (their import steps scripted
  * too): pages with continuation tokens, a run resumed from a carried token,
  * continue-as-new on the server's hint (a dev server configured to give it
- * early), and budget waits until the window resets (on the time-skipping
+ * early), and budget waits until the window resets or a short block ends,
+ * and admission by what finished children spent (on the time-skipping
  * server, where those hours pass at once; the nightly reads the budget
  * through an activity, so no ledger Update is involved).
  *
  * With RECORD_HISTORIES_DIR set (`npm run record:histories`), each night
  * writes its history as a replay fixture (test/workflows/recorded-histories.ts).
  */
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure, defaultPayloadConverter } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type {
@@ -18,7 +21,11 @@ import type {
   ListFeedObjectsInput,
   ListFeedObjectsResult,
 } from '../../workflows/contracts/activities.js';
-import type { NightlyImportInput, NightlyTally } from '../../workflows/contracts/nightly.js';
+import {
+  type NightlyImportInput,
+  type NightlyTally,
+  objectImportWorkflowId,
+} from '../../workflows/contracts/nightly.js';
 import type { nightlyImport } from '../../workflows/nightly-import.js';
 import { emptyTally } from '../../workflows/nightly-policy.js';
 import { createDevServerWith, createEnvironment, createTimeSkippingEnvironment } from '../support/temporal-server.js';
@@ -49,11 +56,17 @@ function budget(remaining: number): BudgetUsage {
 
 const tally = (t: Partial<NightlyTally>): NightlyTally => ({ ...emptyTally(), ...t });
 
-/** Nightly activities from a script: pages by continuation token, budget readings in order. */
-function scriptedNight(pages: Record<string, ListFeedObjectsResult>, budgets: BudgetUsage[]) {
+/** A budget reading as of the server's clock (the time-skipping server's runs ahead of the test's). */
+type BudgetReading = BudgetUsage | ((serverNowMs: number) => BudgetUsage);
+
+/**
+ * Nightly activities from a script: pages by continuation token, budget
+ * readings in order (each read's server time is kept: when the night woke).
+ */
+function scriptedNight(pages: Record<string, ListFeedObjectsResult>, budgets: BudgetReading[]) {
   const imports = scriptedActivities({});
   const listed: (string | undefined)[] = [];
-  let reads = 0;
+  const readAtMs: number[] = [];
   const activities = {
     ...imports.activities,
     listFeedObjects: async (input: ListFeedObjectsInput) => {
@@ -63,11 +76,13 @@ function scriptedNight(pages: Record<string, ListFeedObjectsResult>, budgets: Bu
       return page;
     },
     readBudgetUsage: async () => {
-      reads += 1;
-      return budgets.shift() ?? budget(1200);
+      const serverNowMs = Context.current().info.currentAttemptScheduledTimestampMs;
+      readAtMs.push(serverNowMs);
+      const reading = budgets.shift() ?? budget(1200);
+      return typeof reading === 'function' ? reading(serverNowMs) : reading;
     },
   };
-  return { activities, listed, budgetReads: () => reads };
+  return { activities, listed, budgetReads: () => readAtMs.length, readAtMs };
 }
 
 function onServer(server: RecordingServer, create: () => Promise<TestWorkflowEnvironment>, prefix: string) {
@@ -99,7 +114,10 @@ function onServer(server: RecordingServer, create: () => Promise<TestWorkflowEnv
         runId: firstRunId,
       });
       const firstRun = await ctx.harness.env.client.workflow.getHandle(handle.workflowId, firstRunId).describe();
-      return { result, firstRunStatus: firstRun.status.name };
+      const lastRun = await ctx.harness.env.client.workflow.getHandle(handle.workflowId).fetchHistory();
+      const started = lastRun.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+      const lastRunInput = started ? defaultPayloadConverter.fromPayload<NightlyImportInput>(started) : undefined;
+      return { result, firstRunStatus: firstRun.status.name, lastRunInput };
     });
   return night;
 }
@@ -167,6 +185,86 @@ describe('nightlyImport budget waits on the time-skipping server', () => {
     const { result } = await night('nightly-budget-runs-out', script);
     expect(script.budgetReads()).toBe(4);
     expect(result).toEqual(tally({ started: 2, succeeded: 2, deferredForBudget: 1 }));
+  });
+
+  const MIN = 60_000;
+  /** The service's daily-limit 429 blocked creates for 15 minutes; the count has 1,100 left and resets in 6 h. */
+  const blockedCreates = (nowMs: number): BudgetUsage => {
+    const resetsAt = new Date(nowMs + 6 * 60 * MIN).toISOString();
+    const window = { used: 100, limit: 1200, remaining: 1100, resetsAt };
+    return { createJob: { ...window, exhaustedUntil: new Date(nowMs + 15 * MIN).toISOString() }, submitData: window };
+  };
+
+  it('a nightly after a short block resumes when the block ends, not at the reset', async () => {
+    const script = scriptedNight({ first: { objects: [object('after-block.csv')] } }, [blockedCreates, budget(1200)]);
+    const { result } = await night('nightly-after-short-block', script);
+    expect(result).toEqual(tally({ started: 1, succeeded: 1, deferredForBudget: 1 }));
+    const [first = 0, second = 0] = script.readAtMs;
+    // Woke at the block's end (server time), not at the reset 6 h on (the margin: a loaded machine's stalls).
+    expect(second - first).toBeGreaterThanOrEqual(15 * MIN);
+    expect(second - first).toBeLessThan(60 * MIN);
+  });
+
+  it('a nightly whose child still runs when a short block lands resumes when the block ends, not when the child does', async () => {
+    // One create left: a starts. Then the block, while a waits out its own (three-hour) budget wait; then the budget is back.
+    const script = scriptedNight({ first: { objects: [object('hold-a.csv'), object('hold-b.csv')] } }, [
+      budget(1),
+      blockedCreates,
+      budget(1200),
+    ]);
+    const holdA = objectImportWorkflowId(feed.bucket, 'accounts/hold-a.csv', 'etag-hold-a.csv');
+    const awaitJobCompletion = script.activities.awaitJobCompletion;
+    let held = false;
+    script.activities.awaitJobCompletion = async (input) => {
+      const info = Context.current().info;
+      if (info.workflowExecution?.workflowId !== holdA || held) return awaitJobCompletion(input);
+      held = true;
+      const resetsAt = new Date(info.currentAttemptScheduledTimestampMs + 3 * 60 * MIN).toISOString();
+      throw ApplicationFailure.create({
+        type: 'BudgetExhausted',
+        message: 'status reads kept for uploads',
+        details: [{ endpoint: 'jobStatus', resetsAt }],
+        nonRetryable: true,
+      });
+    };
+    const { result } = await night('nightly-block-while-child-runs', script);
+    expect(result).toEqual(tally({ started: 2, succeeded: 2 }));
+    const [, second = 0, third = 0] = script.readAtMs;
+    // b started at the block's end, not three hours later when a ended.
+    expect(third - second).toBeGreaterThanOrEqual(15 * MIN);
+    expect(third - second).toBeLessThan(60 * MIN);
+  });
+
+  it("admits by what the night's finished children spent, not by the 60-poll estimate", async () => {
+    // 100 status reads left: the estimate admits a (60), then no one (40 < 60) until the reset.
+    // a spent 4 (the scripted upload's read and 3 polls): 40 reads pay for b at once.
+    const reads = (remaining: number): BudgetUsage => ({
+      ...budget(1200),
+      jobStatus: { used: 3600 - remaining, limit: 3600, remaining, resetsAt: budget(1200).createJob?.resetsAt ?? '' },
+    });
+    const script = scriptedNight({ first: { objects: [object('spend-a.csv'), object('spend-b.csv')] } }, [
+      reads(100),
+      reads(40),
+    ]);
+    const { result } = await night('nightly-admits-by-spend', script, {
+      feed: { ...feed, maxConcurrentImports: 1 },
+    });
+    expect(result).toEqual(tally({ started: 2, succeeded: 2 }));
+    expect(script.budgetReads()).toBe(2);
+  });
+
+  it("carries the finished children's spend into its next run", async () => {
+    const pages = {
+      first: { objects: [object('carry-1.csv')], nextContinuationToken: 'token-2' },
+      'token-2': { objects: [object('carry-2.csv')] },
+    };
+    const { result, firstRunStatus, lastRunInput } = await night('nightly-carries-spend', scriptedNight(pages, []), {
+      childStartsPerRun: 1,
+    });
+    expect(firstRunStatus).toBe('CONTINUED_AS_NEW');
+    expect(result).toEqual(tally({ started: 2, succeeded: 2 }));
+    // The scripted child: a search and a create, an upload and its status read, 3 polls.
+    expect(lastRunInput?.recentSpend).toEqual([{ listJobs: 1, createJob: 1, submitData: 1, jobStatus: 4 }]);
   });
 });
 

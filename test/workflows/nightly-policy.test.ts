@@ -3,12 +3,17 @@ import type { BudgetUsage } from '../../workflows/contracts/activities.js';
 import { importInputProblems } from '../../workflows/contracts/import-input.js';
 import { feedObjectWorkflowId, type NightlyFeed } from '../../workflows/contracts/nightly.js';
 import {
+  callsPerImport,
+  DEFAULT_CALLS_PER_IMPORT,
   emptyTally,
   importAllowance,
   importInputForObject,
   MAX_LISTED_FAILURES,
   nightlyImportName,
+  RECENT_IMPORTS,
   recordFailure,
+  rememberSpend,
+  spendOfResult,
 } from '../../workflows/nightly-policy.js';
 
 const feed: NightlyFeed = {
@@ -148,6 +153,104 @@ describe('importAllowance', () => {
 
   it('does not limit when the ledger tracks neither endpoint', () => {
     expect(importAllowance({}, 0, now).allowed).toBe(Number.POSITIVE_INFINITY);
+  });
+});
+
+describe('importAllowance by recent spend (runs with the nightly-admits-by-recent-spend marker)', () => {
+  const now = Date.parse('2026-11-22T12:00:00.000Z');
+  const watched = { createJob: 1, submitData: 1, jobStatus: 2, listJobs: 0 };
+
+  it('admits by what finished children spent: 2 status reads each, not the 60-poll estimate', () => {
+    const usage: BudgetUsage = {
+      createJob: window(0, 1200),
+      submitData: window(0, 1200),
+      jobStatus: window(3500, 3600),
+      listJobs: window(0, 3600),
+    };
+    // The estimate holds back 60 reads a child: one start, then none while it runs.
+    expect(importAllowance(usage, 1, now).allowed).toBe(0);
+    const costs = callsPerImport([watched, watched]);
+    expect(importAllowance(usage, 1, now, { countPolls: true, costs }).allowed).toBe(49);
+  });
+
+  it('counts the list calls children made: a night of searching creates stops at the list budget', () => {
+    const usage: BudgetUsage = {
+      createJob: window(0, 1200),
+      submitData: window(0, 1200),
+      jobStatus: window(0, 3600),
+      listJobs: window(3596, 3600),
+    };
+    const searching = { ...watched, listJobs: 5 };
+    expect(importAllowance(usage, 0, now, { countPolls: true, costs: callsPerImport([searching]) })).toEqual({
+      allowed: 0,
+      reopensAtMs: Date.parse('2026-11-23T00:00:00.000Z'),
+    });
+  });
+
+  it('is the mean of the recent children, never below a job and an upload each', () => {
+    const reused = { createJob: 0, submitData: 0, jobStatus: 1 };
+    expect(callsPerImport([watched, { ...watched, jobStatus: 6, listJobs: 2 }, reused])).toEqual({
+      createJob: 1,
+      submitData: 1,
+      jobStatus: 3,
+      listJobs: 2 / 3,
+    });
+  });
+
+  it('falls back to the conservative default before any child has finished', () => {
+    expect(callsPerImport([])).toEqual({ createJob: 1, submitData: 1, jobStatus: 60, listJobs: 1 });
+    expect(callsPerImport([])).toEqual(DEFAULT_CALLS_PER_IMPORT);
+  });
+
+  it("keeps the most recent children's spend only", () => {
+    let recent: ReturnType<typeof rememberSpend> = [];
+    for (let i = 1; i <= RECENT_IMPORTS + 5; i++) recent = rememberSpend(recent, { ...watched, jobStatus: i });
+    expect(recent).toHaveLength(RECENT_IMPORTS);
+    expect(recent[0]?.jobStatus).toBe(6);
+  });
+
+  it("reads a child's budgeted calls from its result, leaving out the unbudgeted ones", () => {
+    const result = { jobId: '1', apiCalls: { createJob: 1, listJobs: 2, jobStatus: 3, tokenExchange: 1 } };
+    expect(spendOfResult(result)).toEqual({ createJob: 1, listJobs: 2, jobStatus: 3 });
+    expect(spendOfResult({ jobId: 1 })).toBeUndefined();
+    expect(spendOfResult(undefined)).toBeUndefined();
+  });
+});
+
+describe('importAllowance after a short block (runs with the nightly-wakes-when-a-block-ends marker)', () => {
+  const now = Date.parse('2026-11-22T12:00:00.000Z');
+  const blocked = (until: string) => ({ ...window(100, 1200), exhaustedUntil: until });
+
+  it('reopens when a 15-minute block ends, not at the reset, when the count has calls left', () => {
+    const usage: BudgetUsage = { createJob: blocked('2026-11-22T12:15:00.000Z'), submitData: window(100, 1200) };
+    expect(importAllowance(usage, 0, now)).toEqual({ allowed: 0, reopensAtMs: Date.parse('2026-11-23T00:00:00.000Z') });
+    expect(importAllowance(usage, 0, now, { countPolls: true, wakeAtBlockEnd: true })).toEqual({
+      allowed: 0,
+      reopensAtMs: Date.parse('2026-11-22T12:15:00.000Z'),
+    });
+  });
+
+  it('reopens at the reset when the block ends on a spent count, and at the later of two blocks', () => {
+    const spent: BudgetUsage = {
+      createJob: { ...window(1200, 1200), exhaustedUntil: '2026-11-22T12:15:00.000Z' },
+    };
+    expect(importAllowance(spent, 0, now, { countPolls: true, wakeAtBlockEnd: true }).reopensAtMs).toBe(
+      Date.parse('2026-11-23T00:00:00.000Z'),
+    );
+    const two: BudgetUsage = {
+      createJob: blocked('2026-11-22T12:15:00.000Z'),
+      submitData: blocked('2026-11-22T12:45:00.000Z'),
+    };
+    expect(importAllowance(two, 0, now, { countPolls: true, wakeAtBlockEnd: true }).reopensAtMs).toBe(
+      Date.parse('2026-11-22T12:45:00.000Z'),
+    );
+  });
+
+  it('reopens at the reset when running children hold what a block would leave', () => {
+    const usage: BudgetUsage = { createJob: { ...window(1198, 1200), exhaustedUntil: '2026-11-22T12:15:00.000Z' } };
+    expect(importAllowance(usage, 2, now, { countPolls: true, wakeAtBlockEnd: true }).reopensAtMs).toBe(
+      Date.parse('2026-11-23T00:00:00.000Z'),
+    );
   });
 });
 

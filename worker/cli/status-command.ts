@@ -6,6 +6,7 @@ import { NIGHTLY_WORKFLOW_TYPE, type NightlyImportResult } from '../../workflows
 import { workflowUiLink } from './connect.js';
 import { type CliContext, withClient } from './context.js';
 import { formatBytes, queryProgress, retryingStepsOf, uploadProgressOf, waitingNote } from './import-progress.js';
+import { describeJobFreshness, jobFreshnessOf } from './job-freshness.js';
 import { describeNightlyResult } from './nightly-result.js';
 import { describeResult } from './start-command.js';
 import { hasWorkflowPoller, noWorkerNote } from './task-queue-pollers.js';
@@ -32,6 +33,8 @@ export async function statusCommand(workflowId: string, ctx: CliContext): Promis
       ctx.print(`phase     ${progress.phase}`);
       if (progress.jobId !== undefined)
         ctx.print(`job       ${progress.jobId} (${progress.jobState ?? 'state unknown'})`);
+      const freshness = jobFreshnessOf(description);
+      if (freshness) ctx.print(`freshness ${describeJobFreshness(freshness, ctx.now().getTime())}`);
       const upload = uploadProgressOf(description);
       if (upload) ctx.print(`uploaded  ${formatBytes(upload.bytesSent)} of ${formatBytes(upload.totalBytes)}`);
       else if (progress.totalBytes !== undefined) ctx.print(`size      ${formatBytes(progress.totalBytes)}`);

@@ -152,6 +152,21 @@ export interface PollProgress {
   pollIndex: number;
   lastState: string;
   waitingSince: string;
+  /**
+   * The latest word of the job's state this wait has: a status read, or a
+   * watcher sweep that listed the job in `processing` (`at`: when that sweep
+   * began). For `import-worker status`; absent until the first word.
+   */
+  lastSeen?: JobSighting;
+  /** ISO instant the next word is due: the watcher's next sweep, or the next status poll. */
+  nextCheckAt?: string;
+}
+
+export interface JobSighting {
+  state: string;
+  /** ISO instant. */
+  at: string;
+  by: 'status read' | 'watcher';
 }
 
 export interface BudgetUsageInput {

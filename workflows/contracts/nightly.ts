@@ -4,6 +4,7 @@
  * same way). Its decisions are in nightly-policy.ts. Pure code: it runs in the
  * workflow sandbox, the activities, the schedules command and the tests alike.
  */
+import type { BudgetedEndpoint } from './endpoints.js';
 import type { EntityType, FieldMappingSet, ListAction } from './import-input.js';
 import { fnv1a64 } from './job-key.js';
 
@@ -60,6 +61,9 @@ export interface NightlyTally {
 
 export type NightlyImportResult = NightlyTally;
 
+/** The budgeted calls one finished child import made, by endpoint (from its result's apiCalls). */
+export type ImportSpend = Partial<Record<BudgetedEndpoint, number>>;
+
 export interface NightlyImportInput {
   feedId: string;
   feed: NightlyFeed;
@@ -71,6 +75,12 @@ export interface NightlyImportInput {
    * travels in the input; runs started before it did use 500.
    */
   childStartsPerRun?: number;
+  /**
+   * What the night's most recently finished children spent (at most
+   * RECENT_IMPORTS of them), carried so that the next run admits by it too.
+   * Absent in runs that admitted by a fixed estimate, and in a night's first run.
+   */
+  recentSpend?: ImportSpend[];
 }
 
 /** S3 returns ETags quoted; the same object must get the same id however it was read. */
