@@ -12,13 +12,13 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { progressQuery } from '../../workflows/contracts/messages.js';
 import { seededRandom } from '../simulator/chaos.js';
 import { parseSoakArgs, USAGE } from './args.js';
 import { CHECKS, judge, type Violation } from './checks.js';
 import { csvOf, pickSize, putObject, type SoakObject } from './objects.js';
 import { type Event, planSoak } from './plan.js';
-import { BUCKET, FEED_ID, type Stack, startStack } from './stack.js';
+import { settle, settleBoundMs } from './settle.js';
+import { BUCKET, FEED_ID, SOAK_TIMINGS, type Stack, startStack } from './stack.js';
 import { createStarters, type Starters } from './starters.js';
 import { readExecutions } from './temporal-record.js';
 import { ROOT } from './workers.js';
@@ -38,7 +38,7 @@ async function main(): Promise<number> {
     return 2;
   }
   const periodMs = args.minutes * 60_000;
-  const settleMs = Math.max(6 * 60_000, periodMs / 2);
+  const settleMs = settleBoundMs(SOAK_TIMINGS);
   // Everything is bounded: past this the soak gives up and says so.
   const watchdog = setTimeout(
     () => {
@@ -74,8 +74,9 @@ async function main(): Promise<number> {
     if ((await starters.applySchedules()) !== 'started') throw new Error('schedules apply failed; see cli.log');
     const objects = await makeObjects(stack, plan.objects, args.seed, random);
     await runChaos(stack, starters, objects, plan.events, periodMs);
-    log(`chaos over; settling for at most ${Math.round(settleMs / 1000)} s`);
-    await settle(stack, settleMs);
+    log(`chaos over; settling until every import has ended, for at most ${Math.round(settleMs / 1000)} s`);
+    const settledMs = await settle(stack, settleMs, log);
+    log(`settled after ${Math.round(settledMs / 1000)} s`);
     const violations = await verdict(
       stack,
       [...objects.values()].map((o) => o.object),
@@ -227,37 +228,6 @@ async function runEvent(
       log('rotating the service token (the old one answers 401)');
       await stack.rotateToken();
       return;
-  }
-}
-
-const OPEN = 'ExecutionStatus="Running" AND (WorkflowType="importFile" OR WorkflowType="nightlyImport")';
-
-/** Until every import and night has ended or waits for an operator or a budget window, within `limitMs`. */
-async function settle(stack: Stack, limitMs: number): Promise<void> {
-  const deadline = Date.now() + limitMs;
-  let last = '';
-  while (Date.now() < deadline) {
-    let open = 0;
-    let waiting = 0;
-    try {
-      for await (const info of stack.client().workflow.list({ query: OPEN })) {
-        open += 1;
-        if (info.type !== 'importFile') continue;
-        const progress = await stack
-          .client()
-          .workflow.getHandle(info.workflowId)
-          .query(progressQuery)
-          .catch(() => undefined);
-        if (progress?.awaitingRetry || progress?.waitingForBudgetUntil) waiting += 1;
-      }
-    } catch (error) {
-      log(`settle: ${(error as Error).message}`);
-    }
-    if (open === waiting) return;
-    const line = `${open} open, ${waiting} waiting for an operator or a budget`;
-    if (line !== last) log(`settle: ${line}`);
-    last = line;
-    await sleep(5_000);
   }
 }
 
