@@ -71,8 +71,13 @@ async function main(): Promise<number> {
   });
   try {
     const starters = createStarters(stack.client, stack.cliEnv, join(dir, 'cli.log'));
-    if ((await starters.applySchedules()) !== 'started') throw new Error('schedules apply failed; see cli.log');
-    const objects = await makeObjects(stack, plan.objects, args.seed, random);
+    // Side by side: none of the three needs another (only makeObjects draws on the seed).
+    const [applied, objects] = await Promise.all([
+      starters.applySchedules(),
+      makeObjects(stack, plan.objects, args.seed, random),
+      stack.workersReady,
+    ]);
+    if (applied !== 'started') throw new Error('schedules apply failed; see cli.log');
     await runChaos(stack, starters, objects, plan.events, periodMs);
     log(`chaos over; settling until every import has ended, for at most ${Math.round(settleMs / 1000)} s`);
     const settledMs = await settle(stack, settleMs, log);

@@ -33,6 +33,8 @@ export interface Stack {
   s3Proxy: S3Proxy;
   server: DevServer;
   workers: SoakWorker[];
+  /** Every worker polls (or has tried for 60 s behind its proxy). */
+  workersReady: Promise<void>;
   client: () => Client;
   /** The environment of the CLI (Temporal directly, S3 through the proxy). */
   cliEnv: Record<string, string>;
@@ -156,7 +158,8 @@ export async function startStack(o: StackOptions): Promise<Stack> {
   for (let i = 0; i < o.workers; i++) {
     workers.push(createWorker(i, await startTcpProxy(port), workerEnv, o.dir));
   }
-  await Promise.all(workers.map((w) => w.start()));
+  // Awaited by the caller beside its own setup (schedules, objects): they need no worker.
+  const workersReady = Promise.all(workers.map((w) => w.start())).then(() => undefined);
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection });
 
@@ -166,6 +169,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     s3Proxy,
     server,
     workers,
+    workersReady,
     client: () => client,
     cliEnv: { ...common, TEMPORAL_ADDRESS: server.address },
     limits,
