@@ -2,8 +2,9 @@
  * The settle after the chaos: faults are off, every worker runs and reaches
  * Temporal, and the soak waits until every import and night has ended or
  * waits for an operator or a budget window. It ends the moment that holds;
- * the bound only says how long a healthy import may still need, so that one
- * that never ends is reported as stuck instead of waited on forever.
+ * the bound only says how long a healthy import may still need after the
+ * last one ended, so that one that never ends is reported as stuck instead of
+ * waited on forever.
  *
  * The bound follows from today's code, not from the length of the run: an
  * attempt lost with a killed, frozen or cut-off worker is noticed after its
@@ -15,6 +16,7 @@
  * and a confirming read).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import { parseDuration } from '../../worker/config/units.js';
 import { DEFAULT_JOB_RECORD_SETTINGS } from '../../workflows/contracts/job-record.js';
 import { progressQuery } from '../../workflows/contracts/messages.js';
@@ -59,37 +61,66 @@ export function settleBoundMs(t: SoakTimings): number {
 
 const OPEN = 'ExecutionStatus="Running" AND (WorkflowType="importFile" OR WorkflowType="nightlyImport")';
 const POLL_MS = 2_000;
+const QUERY_TIMEOUT_MS = 10_000;
 
-/** Until every import and night has ended or waits for an operator or a budget window, within `limitMs`; the time it took. */
-export async function settle(stack: Stack, limitMs: number, log: (line: string) => void): Promise<number> {
+/**
+ * Until every import and night has ended or waits for an operator or a
+ * budget window; the time it took. It gives up once none has ended for
+ * `boundMs`: a night imports its objects a few at a time, so its last ones
+ * may start long after the healing, and each gets the whole bound.
+ */
+export async function settle(
+  stack: Stack,
+  boundMs: number,
+  log: (line: string) => void,
+  onProgress: () => void,
+): Promise<number> {
   const began = Date.now();
-  const deadline = began + limitMs;
+  let deadline = began + boundMs;
+  let before = new Set<string>();
   let last = '';
   while (Date.now() < deadline) {
-    let open = 0;
-    let waiting = 0;
-    let listed = false;
     try {
-      for await (const info of stack.client().workflow.list({ query: OPEN })) {
-        open += 1;
-        if (info.type !== 'importFile') continue;
-        const progress = await stack
-          .client()
-          .workflow.getHandle(info.workflowId)
-          .query(progressQuery)
-          .catch(() => undefined);
-        if (progress?.awaitingRetry || progress?.waitingForBudgetUntil) waiting += 1;
+      const open = await openExecutions(stack.client());
+      const now = new Set(open.map((info) => `${info.workflowId}/${info.runId}`));
+      if ([...before].some((id) => !now.has(id))) {
+        deadline = Date.now() + boundMs;
+        onProgress();
       }
-      listed = true;
+      before = now;
+      if (await allWaiting(stack.client(), open)) return Date.now() - began;
+      const line = `${open.length} open`;
+      if (line !== last) log(`settle: ${line}`);
+      last = line;
     } catch (error) {
+      // A list cut short by an error says nothing: look again.
       log(`settle: ${(error as Error).message}`);
     }
-    // A list cut short by an error says nothing: look again.
-    if (listed && open === waiting) return Date.now() - began;
-    const line = `${open} open, ${waiting} waiting for an operator or a budget`;
-    if (line !== last) log(`settle: ${line}`);
-    last = line;
     await sleep(POLL_MS);
   }
   return Date.now() - began;
+}
+
+async function openExecutions(client: Client): Promise<WorkflowExecutionInfo[]> {
+  const open: WorkflowExecutionInfo[] = [];
+  for await (const info of client.workflow.list({ query: OPEN })) open.push(info);
+  return open;
+}
+
+/**
+ * Whether every open one waits for an operator or a budget window. It stops
+ * at the first that does not, so that a look while hundreds run costs one
+ * query, not hundreds (each may have to replay its history on a busy worker).
+ */
+async function allWaiting(client: Client, open: WorkflowExecutionInfo[]): Promise<boolean> {
+  for (const info of open) {
+    // A night has no progress to show: it is open until its children have ended.
+    if (info.type !== 'importFile') return false;
+    const progress = await Promise.race([
+      client.workflow.getHandle(info.workflowId).query(progressQuery),
+      sleep(QUERY_TIMEOUT_MS).then(() => undefined),
+    ]).catch(() => undefined);
+    if (!progress?.awaitingRetry && !progress?.waitingForBudgetUntil) return false;
+  }
+  return true;
 }
