@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import { Context } from '@temporalio/activity';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import {
   type ApiCallCounts,
   type BudgetedEndpoint,
@@ -116,6 +117,15 @@ export class ServiceCalls {
     try {
       return await this.deps.budget.reserve(endpoint, requestId);
     } catch (err) {
+      // The server rejected it because the ledger's workflow task ended without taking it up (a
+      // worker frozen or lost while it held the task): the ledger never saw it, so it is retried.
+      if (err instanceof WorkflowUpdateFailedError && isUnprocessedUpdate(err)) {
+        throw ApplicationFailure.create({
+          type: UNPROCESSED_UPDATE,
+          message: `the budget ledger did not take up the reservation for ${endpoint} (its workflow task ended without it); retried`,
+          nonRetryable: false,
+        });
+      }
       // The ledger's validator refused the request: the same request would be refused forever.
       if (err instanceof WorkflowUpdateFailedError) {
         throw failure(
@@ -131,4 +141,11 @@ export class ServiceCalls {
     this.counts[endpoint] = (this.counts[endpoint] ?? 0) + n;
     if (this.counts[endpoint] === 0) delete this.counts[endpoint];
   }
+}
+
+/** The type Temporal's server gives an Update a completed workflow task did not process. */
+const UNPROCESSED_UPDATE = 'UnprocessedUpdate';
+
+function isUnprocessedUpdate(err: WorkflowUpdateFailedError): boolean {
+  return err.cause instanceof ApplicationFailure && err.cause.type === UNPROCESSED_UPDATE;
 }

@@ -93,6 +93,12 @@ function lostFiles(e: SoakEvidence): Violation[] {
       }
     }
   }
+  // Every file put in S3 for an import is imported, unless its import still waits for a budget window.
+  const accepted = new Set(Object.values(e.record.bodiesByJob).flatMap((bodies) => bodies.map((b) => b.sha256)));
+  for (const o of e.objects) {
+    if (accepted.has(o.sha256) || waitsForBudget(e.executions, o)) continue;
+    out.push({ check: 'lost', detail: `${o.key} (${o.bytes} B) was never imported` });
+  }
   for (const x of e.executions) {
     if (x.type !== 'importFile' || x.status !== 'COMPLETED') continue;
     const object = e.objects.find((o) => o.bucket === x.input?.source?.bucket && o.key === x.input?.source?.key);
@@ -105,6 +111,17 @@ function lostFiles(e: SoakEvidence): Violation[] {
     }
   }
   return out;
+}
+
+function waitsForBudget(executions: ExecutionView[], o: SoakObject): boolean {
+  return executions.some(
+    (x) =>
+      x.type === 'importFile' &&
+      x.status === 'RUNNING' &&
+      x.input?.source?.bucket === o.bucket &&
+      x.input?.source?.key === o.key &&
+      x.progress?.waitingForBudgetUntil !== undefined,
+  );
 }
 
 function overBudget(e: SoakEvidence): Violation[] {

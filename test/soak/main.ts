@@ -12,13 +12,13 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { progressQuery } from '../../workflows/contracts/messages.js';
 import { seededRandom } from '../simulator/chaos.js';
 import { parseSoakArgs, USAGE } from './args.js';
 import { CHECKS, judge, type Violation } from './checks.js';
 import { csvOf, pickSize, putObject, type SoakObject } from './objects.js';
 import { type Event, planSoak } from './plan.js';
-import { BUCKET, FEED_ID, type Stack, startStack } from './stack.js';
+import { settle, settleBoundMs } from './settle.js';
+import { BUCKET, FEED_ID, SOAK_TIMINGS, type Stack, startStack } from './stack.js';
 import { createStarters, type Starters } from './starters.js';
 import { readExecutions } from './temporal-record.js';
 import { ROOT } from './workers.js';
@@ -38,18 +38,10 @@ async function main(): Promise<number> {
     return 2;
   }
   const periodMs = args.minutes * 60_000;
-  const settleMs = Math.max(6 * 60_000, periodMs / 2);
-  // Everything is bounded: past this the soak gives up and says so.
-  const watchdog = setTimeout(
-    () => {
-      console.error(
-        `soak seed=${args.seed}: watchdog expired after ${Math.round((periodMs + settleMs) / 60_000) + 8} min`,
-      );
-      process.exit(3);
-    },
-    periodMs + settleMs + 8 * 60_000,
-  );
-  watchdog.unref();
+  const settleMs = settleBoundMs(SOAK_TIMINGS);
+  // Everything is bounded: past this the soak gives up and says so. The settle pushes it on while imports end.
+  const watchdog = createWatchdog(args.seed);
+  watchdog.arm(periodMs + settleMs + 8 * 60_000);
 
   const dir = join(ROOT, 'test-artifacts', 'soak', `seed-${args.seed}-${Date.now()}`);
   mkdirSync(dir, { recursive: true });
@@ -71,11 +63,17 @@ async function main(): Promise<number> {
   });
   try {
     const starters = createStarters(stack.client, stack.cliEnv, join(dir, 'cli.log'));
-    if ((await starters.applySchedules()) !== 'started') throw new Error('schedules apply failed; see cli.log');
-    const objects = await makeObjects(stack, plan.objects, args.seed, random);
+    // Side by side: none of the three needs another (only makeObjects draws on the seed).
+    const [applied, objects] = await Promise.all([
+      starters.applySchedules(),
+      makeObjects(stack, plan.objects, args.seed, random),
+      stack.workersReady,
+    ]);
+    if (applied !== 'started') throw new Error('schedules apply failed; see cli.log');
     await runChaos(stack, starters, objects, plan.events, periodMs);
-    log(`chaos over; settling for at most ${Math.round(settleMs / 1000)} s`);
-    await settle(stack, settleMs);
+    log(`chaos over; settling until every import has ended, for at most ${Math.round(settleMs / 1000)} s`);
+    const settledMs = await settle(stack, settleMs, log, () => watchdog.arm(settleMs + 8 * 60_000));
+    log(`settled after ${Math.round(settledMs / 1000)} s`);
     const violations = await verdict(
       stack,
       [...objects.values()].map((o) => o.object),
@@ -86,7 +84,7 @@ async function main(): Promise<number> {
     return violations.length === 0 ? 0 : 1;
   } finally {
     await stack.close().catch((e: unknown) => log(`cleanup: ${(e as Error).message}`));
-    clearTimeout(watchdog);
+    watchdog.disarm();
   }
 }
 
@@ -150,8 +148,9 @@ async function runChaos(
     w.proxy.restore();
   }
   await Promise.all(stack.workers.map((w) => w.start()));
-  // Imports still starting (a CLI retrying past a server restart) finish within their own bounds.
-  await Promise.race([Promise.allSettled(tasks), sleep(120_000)]);
+  // Imports still starting (a CLI retrying past a server restart) finish within their own bounds, and a
+  // night still waiting for the one before it is triggered: the settle must see everything that starts.
+  await Promise.allSettled(tasks);
 }
 
 async function runEvent(
@@ -178,6 +177,11 @@ async function runEvent(
       for (const i of event.objects) {
         const o = objects.get(i) as PlannedObject;
         o.object = await putObject(stack.s3.client, BUCKET, o.object.key, o.body, o.object.name);
+      }
+      // The schedule skips a trigger while a night runs (its next night would import these): wait for it.
+      if (await nightRunning(stack)) {
+        log('nightly waits for the night before it to end');
+        while (await nightRunning(stack)) await sleep(5_000);
       }
       log(`nightly with ${event.objects.length} new objects: ${await starters.triggerNightly(FEED_ID)}`);
       return;
@@ -230,35 +234,34 @@ async function runEvent(
   }
 }
 
-const OPEN = 'ExecutionStatus="Running" AND (WorkflowType="importFile" OR WorkflowType="nightlyImport")';
-
-/** Until every import and night has ended or waits for an operator or a budget window, within `limitMs`. */
-async function settle(stack: Stack, limitMs: number): Promise<void> {
-  const deadline = Date.now() + limitMs;
-  let last = '';
-  while (Date.now() < deadline) {
-    let open = 0;
-    let waiting = 0;
-    try {
-      for await (const info of stack.client().workflow.list({ query: OPEN })) {
-        open += 1;
-        if (info.type !== 'importFile') continue;
-        const progress = await stack
-          .client()
-          .workflow.getHandle(info.workflowId)
-          .query(progressQuery)
-          .catch(() => undefined);
-        if (progress?.awaitingRetry || progress?.waitingForBudgetUntil) waiting += 1;
-      }
-    } catch (error) {
-      log(`settle: ${(error as Error).message}`);
-    }
-    if (open === waiting) return;
-    const line = `${open} open, ${waiting} waiting for an operator or a budget`;
-    if (line !== last) log(`settle: ${line}`);
-    last = line;
-    await sleep(5_000);
+async function nightRunning(stack: Stack): Promise<boolean> {
+  const query = 'ExecutionStatus="Running" AND WorkflowType="nightlyImport"';
+  try {
+    for await (const _ of stack.client().workflow.list({ query })) return true;
+    return false;
+  } catch {
+    // The server may be restarting: look again.
+    return true;
   }
+}
+
+/** Exits with 3 when not pushed on in time. */
+function createWatchdog(seed: number) {
+  let timer: NodeJS.Timeout | undefined;
+  const started = Date.now();
+  return {
+    arm(ms: number) {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        console.error(`soak seed=${seed}: watchdog expired after ${Math.round((Date.now() - started) / 60_000)} min`);
+        process.exit(3);
+      }, ms);
+      timer.unref();
+    },
+    disarm() {
+      clearTimeout(timer);
+    },
+  };
 }
 
 async function verdict(stack: Stack, objects: SoakObject[], dir: string): Promise<Violation[]> {

@@ -13,10 +13,18 @@ import type { BudgetedEndpoint } from '../../workflows/contracts/endpoints.js';
 import { type S3Proxy, startS3Proxy } from '../activities/s3/s3-proxy.js';
 import { type ChaosOptions, type Simulator, startSimulator } from '../simulator/server.js';
 import { type DevServer, startDevServer } from './dev-server.js';
+import type { SoakTimings } from './settle.js';
 import { startTcpProxy } from './tcp-proxy.js';
 import { createWorker, type SoakWorker } from './workers.js';
 
 export const BUCKET = 'soak-drops';
+
+/** The workers' request timeout and poll schedule and the simulator's processing time (the settle's bound reads them). */
+export const SOAK_TIMINGS: SoakTimings = {
+  requestTimeoutMs: 10_000,
+  pollScheduleMs: [1_000, 2_000, 4_000],
+  processingMs: 1_000,
+};
 export const FEED_ID = 'soak';
 
 export interface Stack {
@@ -25,6 +33,8 @@ export interface Stack {
   s3Proxy: S3Proxy;
   server: DevServer;
   workers: SoakWorker[];
+  /** Every worker polls (or has tried for 60 s behind its proxy). */
+  workersReady: Promise<void>;
   client: () => Client;
   /** The environment of the CLI (Temporal directly, S3 through the proxy). */
   cliEnv: Record<string, string>;
@@ -89,7 +99,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     tokens: { [tokens[0] as string]: { permissions: ['Import Data'] } },
     lenientUploads: true,
     chaos: simulatorChaos(o.seed),
-    processingMs: 1_000,
+    processingMs: SOAK_TIMINGS.processingMs,
     dailyLimits: limits,
   });
   const s3 = await startLocalS3({ buckets: [BUCKET] });
@@ -136,9 +146,9 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     ...common,
     COMPANY_DATA_BASE_URL: sim.baseUrl,
     COMPANY_DATA_TOKEN_FILE: tokenFile,
-    COMPANY_DATA_REQUEST_TIMEOUT: '10s',
+    COMPANY_DATA_REQUEST_TIMEOUT: `${SOAK_TIMINGS.requestTimeoutMs}ms`,
     UPLOAD_IDLE_TIMEOUT: '30s',
-    IMPORT_POLL_SCHEDULE: '1s,2s,4s',
+    IMPORT_POLL_SCHEDULE: SOAK_TIMINGS.pollScheduleMs.map((ms) => `${ms}ms`).join(','),
     IMPORT_JOB_TIMEOUT: '15m',
     WORKER_METRICS_PORT: '0',
     WORKER_CONNECT_TIMEOUT: '30m',
@@ -148,7 +158,8 @@ export async function startStack(o: StackOptions): Promise<Stack> {
   for (let i = 0; i < o.workers; i++) {
     workers.push(createWorker(i, await startTcpProxy(port), workerEnv, o.dir));
   }
-  await Promise.all(workers.map((w) => w.start()));
+  // Awaited by the caller beside its own setup (schedules, objects): they need no worker.
+  const workersReady = Promise.all(workers.map((w) => w.start())).then(() => undefined);
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection });
 
@@ -158,6 +169,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     s3Proxy,
     server,
     workers,
+    workersReady,
     client: () => client,
     cliEnv: { ...common, TEMPORAL_ADDRESS: server.address },
     limits,
