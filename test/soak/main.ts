@@ -183,7 +183,11 @@ async function runEvent(
         log('nightly waits for the night before it to end');
         while (await nightRunning(stack)) await sleep(5_000);
       }
-      log(`nightly with ${event.objects.length} new objects: ${await starters.triggerNightly(FEED_ID)}`);
+      const triggeredAt = new Date();
+      const outcome = await starters.triggerNightly(FEED_ID);
+      log(`nightly with ${event.objects.length} new objects: ${outcome}`);
+      // The schedule starts the night a moment after the trigger: the settle must not look before it is there.
+      if (outcome === 'started') await nightStartedSince(stack, triggeredAt);
       return;
     }
     case 'kill': {
@@ -243,6 +247,23 @@ async function nightRunning(stack: Stack): Promise<boolean> {
     // The server may be restarting: look again.
     return true;
   }
+}
+
+/** Until a night started at or after `since` is listed (at most 2 minutes: the server may be restarting). */
+async function nightStartedSince(stack: Stack, since: Date): Promise<void> {
+  // Visibility keeps seconds: a night started within the trigger's second counts.
+  const from = new Date(Math.floor(since.getTime() / 1000) * 1000 - 1000).toISOString();
+  const query = `WorkflowType="nightlyImport" AND StartTime >= "${from}"`;
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline) {
+    try {
+      for await (const _ of stack.client().workflow.list({ query })) return;
+    } catch {
+      // The server may be restarting: look again.
+    }
+    await sleep(1_000);
+  }
+  log('nightly: no night started within 2 minutes of its trigger');
 }
 
 /** Exits with 3 when not pushed on in time. */
