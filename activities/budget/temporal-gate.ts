@@ -52,12 +52,25 @@ async function admittedInTurn<R>(send: () => Promise<R>, patienceMs: number): Pr
     try {
       return await send();
     } catch (err) {
-      const exhausted = isGrpcServiceError(err) && err.code === RESOURCE_EXHAUSTED;
-      if (!exhausted || Date.now() - started > patienceMs) throw err;
+      if (!waitsItsTurn(err) || Date.now() - started > patienceMs) throw err;
       const ceiling = Math.min(BURST_BACKOFF_MAX_MS, BURST_BACKOFF_FIRST_MS * 2 ** attempt);
       await sleep(ceiling / 2 + Math.random() * (ceiling / 2));
     }
   }
+}
+
+/**
+ * A refusal that says "not now", never "no": the server's bound on Updates in
+ * flight, or an Update the server aborted before the ledger took it up (its
+ * speculative workflow task was lost: a slow or vanished worker, or the
+ * ledger closing to continue as new). The same Update id sent again is
+ * answered once.
+ */
+function waitsItsTurn(err: unknown): boolean {
+  if (!isGrpcServiceError(err)) return false;
+  if (err.code === RESOURCE_EXHAUSTED) return true;
+  // An Update-With-Start's error carries its operation's status message (the SDK's rethrowKnownErrorTypes).
+  return /workflow update was aborted|update registry was cleared/.test(`${err.message} ${err.details ?? ''}`);
 }
 
 export class TemporalBudgetGate implements BudgetGate {
