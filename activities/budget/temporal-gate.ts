@@ -7,6 +7,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Client, isGrpcServiceError, WithStartWorkflowOperation, WorkflowNotFoundError } from '@temporalio/client';
 import type { UpdateDefinition } from '@temporalio/common';
+import pLimit from 'p-limit';
 import type { budgetLedger } from '../../workflows/budget-ledger.js';
 import { createState, usage } from '../../workflows/budget-ledger-state.js';
 import {
@@ -39,6 +40,16 @@ const RESOURCE_EXHAUSTED = 8;
 const DEFAULT_BURST_PATIENCE_MS = 60_000;
 const BURST_BACKOFF_FIRST_MS = 100;
 const BURST_BACKOFF_MAX_MS = 5_000;
+/**
+ * Updates this process sends to its ledger at once. The server refuses an
+ * Update beyond its in-flight bound (`history.maxInFlightUpdates`, 10 by
+ * default) and, in refusing it, drops the workflow's cached state, which
+ * aborts every Update already in flight: a burst past the bound thrashes
+ * (200 at once against a bound of 2 took over 4 minutes). One at a time per
+ * process keeps ten worker processes inside the default bound, and costs
+ * little: the ledger takes its Updates one at a time anyway.
+ */
+const UPDATES_IN_FLIGHT_PER_PROCESS = 1;
 
 /**
  * Calls `send` until the server admits it. Every try carries the same Update
@@ -75,6 +86,8 @@ function waitsItsTurn(err: unknown): boolean {
 
 export class TemporalBudgetGate implements BudgetGate {
   readonly tenant: string;
+  /** A worker process has one gate, so this bounds the process's Updates to its ledger. */
+  private readonly inTurn = pLimit(UPDATES_IN_FLIGHT_PER_PROCESS);
 
   constructor(private readonly options: TemporalBudgetGateOptions) {
     this.tenant = options.tenant;
@@ -94,17 +107,19 @@ export class TemporalBudgetGate implements BudgetGate {
       args: [input] as const,
       workflowIdConflictPolicy: 'USE_EXISTING' as const,
     };
-    return admittedInTurn(
-      () =>
-        this.options.client.workflow.executeUpdateWithStart(update, {
-          args: [arg],
-          updateId,
-          startWorkflowOperation: new WithStartWorkflowOperation<typeof budgetLedger>(
-            LEDGER_WORKFLOW_TYPE,
-            startOptions,
-          ),
-        }),
-      this.options.burstPatienceMs ?? DEFAULT_BURST_PATIENCE_MS,
+    return this.inTurn(() =>
+      admittedInTurn(
+        () =>
+          this.options.client.workflow.executeUpdateWithStart(update, {
+            args: [arg],
+            updateId,
+            startWorkflowOperation: new WithStartWorkflowOperation<typeof budgetLedger>(
+              LEDGER_WORKFLOW_TYPE,
+              startOptions,
+            ),
+          }),
+        this.options.burstPatienceMs ?? DEFAULT_BURST_PATIENCE_MS,
+      ),
     );
   }
 
