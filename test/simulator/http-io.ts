@@ -16,9 +16,12 @@ export interface Reply {
   /** Extra response headers, e.g. Retry-After on a 429. */
   headers?: Record<string, string>;
   unanswered?: boolean;
-  /** Answer without reading the rest of the request body, then close the connection. */
+  /** Answer without reading the rest of the request body, then hang up (a lingering close). */
   closeUnread?: boolean;
 }
+
+/** How long a hung-up connection still reads what the client sends (nginx's lingering_timeout is 5 s). */
+const LINGER_MS = 5_000;
 
 export function json(status: number, body?: unknown): Reply {
   return { status, body };
@@ -29,11 +32,7 @@ export function unanswered(recordedStatus: number): Reply {
 }
 
 export function send(res: ServerResponse, reply: Reply): void {
-  if (reply.closeUnread) {
-    res.setHeader('connection', 'close');
-    // The client may still be writing the body: it meets a closed socket, as with a real server that hung up.
-    res.once('finish', () => res.socket?.destroy());
-  }
+  if (reply.closeUnread) res.once('finish', () => lingeringClose(res));
   if (reply.body === undefined) {
     res.writeHead(reply.status, { ...reply.headers, 'content-length': '0' });
     res.end();
@@ -96,4 +95,19 @@ export function parseJson(text: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Hangs up after an answer sent over a body still flowing in, as web servers
+ * do: a FIN after the answer, then the rest of the body read and dropped for
+ * a while. Closing at once over unread bytes sends a TCP reset, which can
+ * destroy the answer in the client's buffers before it is read: a race, not a
+ * behaviour of the service. (`connection: close` would make Node close at once.)
+ */
+function lingeringClose(res: ServerResponse): void {
+  const socket = res.socket;
+  if (!socket) return;
+  res.req.resume();
+  socket.end();
+  setTimeout(() => socket.destroy(), LINGER_MS).unref();
 }
