@@ -14,7 +14,7 @@ import { type S3Proxy, startS3Proxy } from '../activities/s3/s3-proxy.js';
 import { type ChaosOptions, type Simulator, startSimulator } from '../simulator/server.js';
 import { type DevServer, startDevServer } from './dev-server.js';
 import type { SoakTimings } from './settle.js';
-import { startTcpProxy } from './tcp-proxy.js';
+import { startTcpProxy } from '../support/tcp-proxy.js';
 import { createWorker, type SoakWorker } from './workers.js';
 
 export const BUCKET = 'soak-drops';

@@ -9,7 +9,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { TcpProxy } from './tcp-proxy.js';
+import type { TcpProxy } from '../support/tcp-proxy.js';
 
 export const ROOT = join(import.meta.dirname, '..', '..');
 const MAIN = join(ROOT, 'dist', 'worker', 'process', 'main.js');
