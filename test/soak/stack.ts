@@ -12,9 +12,9 @@ import { type LocalS3, S3RVER_CREDENTIALS, startLocalS3 } from '../../worker/dem
 import type { BudgetedEndpoint } from '../../workflows/contracts/endpoints.js';
 import { type S3Proxy, startS3Proxy } from '../activities/s3/s3-proxy.js';
 import { type ChaosOptions, type Simulator, startSimulator } from '../simulator/server.js';
+import { startTcpProxy } from '../support/tcp-proxy.js';
 import { type DevServer, startDevServer } from './dev-server.js';
 import type { SoakTimings } from './settle.js';
-import { startTcpProxy } from '../support/tcp-proxy.js';
 import { createWorker, type SoakWorker } from './workers.js';
 
 export const BUCKET = 'soak-drops';

@@ -9,9 +9,9 @@ import { randomUUID } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { ImportFileInput } from '../../workflows/contracts/import-input.js';
 import type { importFile } from '../../workflows/import-file.js';
-import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
 import type { FullStack } from './full-stack.js';
 import { simRequests } from './sim-inspect.js';
+import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
 import { startWorkerProcess, type WorkerProcess } from './worker-process.js';
 
 export type ImportHandle = WorkflowHandle<typeof importFile>;
