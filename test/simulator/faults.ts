@@ -21,9 +21,9 @@
  *   while, then take the data whether or not the client is still there, and
  *   answer if it is (a service that commits within its lag);
  * - answerUploadEarly: after K body bytes, take what arrived as the file,
- *   answer 200 and close the connection without reading the rest;
+ *   answer 200 and hang up (a lingering close: the rest is read and dropped);
  * - refuseUploadOnHeaders: answer a data PUT from its headers alone (401,
- *   403, 404, 413, 429...), never read its body, and close the connection;
+ *   403, 404, 413, 429...), never use its body, and hang up the same way;
  *   with a delayNext for submitData, only after that delay (slow checks);
  * - spellStates: show job states in other spellings (`New`, `COMPLETED`) or
  *   as states the spec does not name (`queued`) in job answers.
