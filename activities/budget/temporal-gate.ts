@@ -44,10 +44,9 @@ const BURST_BACKOFF_MAX_MS = 5_000;
  * Updates this process sends to its ledger at once. The server refuses an
  * Update beyond its in-flight bound (`history.maxInFlightUpdates`, 10 by
  * default) and, in refusing it, drops the workflow's cached state, which
- * aborts every Update already in flight: a burst past the bound thrashes
- * (200 at once against a bound of 2 took over 4 minutes). One at a time per
- * process keeps ten worker processes inside the default bound, and costs
- * little: the ledger takes its Updates one at a time anyway.
+ * aborts every Update already in flight: a burst past the bound thrashes.
+ * One at a time per process keeps ten worker processes inside the default
+ * bound, and costs little: the ledger takes its Updates one at a time anyway.
  */
 const UPDATES_IN_FLIGHT_PER_PROCESS = 1;
 
