@@ -6,9 +6,9 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
+import { freePort } from '../../worker/demo/free-port.js';
 import { findTemporalBinary } from '../../worker/demo/temporal-binaries.js';
 
 export interface QuietDevServer {
@@ -65,15 +65,4 @@ async function untilServing(address: string, child: ChildProcess): Promise<void>
       await sleep(200);
     }
   }
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }

@@ -6,10 +6,10 @@
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../worker/demo/free-port.js';
 import { findTemporalBinary } from '../../worker/demo/temporal-binaries.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -22,14 +22,6 @@ function npm(args: string[]): string {
 
 function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...extra };
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((done) => server.close(done));
-  return port;
 }
 
 beforeAll(() => {

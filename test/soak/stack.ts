@@ -5,9 +5,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { renameSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
+import { freePort } from '../../worker/demo/free-port.js';
 import { type LocalS3, S3RVER_CREDENTIALS, startLocalS3 } from '../../worker/demo/local-s3.js';
 import type { BudgetedEndpoint } from '../../workflows/contracts/endpoints.js';
 import { type S3Proxy, startS3Proxy } from '../activities/s3/s3-proxy.js';
@@ -70,14 +70,6 @@ export function simulatorChaos(seed: number): ChaosOptions {
     listLateMaxMs: 15_000,
     throttleBytesPerSec: 192 * 1024,
   };
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const { port } = server.address() as { port: number };
-  await new Promise((done) => server.close(done));
-  return port;
 }
 
 const newToken = () => `soak-token-${randomBytes(18).toString('base64')}`;

@@ -1,13 +1,7 @@
-/**
- * The demo's Temporal: a running server named by TEMPORAL_ADDRESS, else a dev
- * server with its Web UI started from the binary `findTemporalBinary` finds
- * (TEMPORAL_SERVER_PATH, the project's `.temporal/` install, PATH), else one
- * the SDK downloads. Every failure is one line that says how to get a server.
- */
-import { createServer } from 'node:net';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { declaredDefault } from '../../temporal.config.js';
 import { transportFailureReason } from '../shared/transport-errors.js';
+import { freePort } from './free-port.js';
 import { describeBinary, type FoundBinary, findTemporalBinary } from './temporal-binaries.js';
 
 export class DemoSetupError extends Error {
@@ -34,18 +28,6 @@ const findDevServer: BinaryFinder = (env) => findTemporalBinary('dev-server', en
 
 function firstLine(err: unknown): string {
   return ((err as Error)?.message ?? String(err)).split('\n')[0] ?? 'unknown error';
-}
-
-/** A port that was free a moment ago: the UI's default (frontend port + 1000) may be taken on a shared machine. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 async function connectToRunning(address: string, namespace: string): Promise<LocalTemporal> {
@@ -88,6 +70,7 @@ export async function startDevServer(
 ): Promise<LocalTemporal & { uiUrl: string }> {
   const namespace = namespaceIn(env);
   const binary = findBinary(env, find);
+  // The UI's default port (frontend port + 1000) may be taken on a shared machine.
   const uiPort = await freePort();
   let started: TestWorkflowEnvironment;
   try {

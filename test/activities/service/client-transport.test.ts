@@ -3,8 +3,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ServiceClient } from '../../../activities/service/client.js';
 import { Network, Timeout } from '../../../activities/service/errors.js';
 import { answerGraceMs } from '../../../activities/service/upload-body.js';
+import { freePort } from '../../../worker/demo/free-port.js';
 import { DEMO_TOKENS } from '../../simulator/server.js';
-import { fixedToken, freePort, type Harness, rejectionOf, startHarness } from './helpers.js';
+import { fixedToken, type Harness, rejectionOf, startHarness } from './helpers.js';
 
 const CSV_HEAD = Buffer.from('Account Name,Account Domain\n');
 

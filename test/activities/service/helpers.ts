@@ -1,6 +1,5 @@
-import { createServer } from 'node:net';
-import type { TokenSource } from '../../../activities/service/bearer-token.js';
 /** Shared set-up for the service client tests: a real simulator and a client pointed at it. */
+import type { TokenSource } from '../../../activities/service/bearer-token.js';
 import { ServiceClient, type ServiceClientOptions } from '../../../activities/service/client.js';
 import { DEMO_TOKENS, type Simulator, startSimulator } from '../../simulator/server.js';
 
@@ -47,13 +46,4 @@ export async function rejectionOf(p: Promise<unknown>): Promise<unknown> {
     return e;
   }
   throw new Error('expected the call to fail, but it succeeded');
-}
-
-/** A loopback port nothing listens on (it was free a moment ago). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }

@@ -13,9 +13,10 @@ import {
 } from '../../../activities/service/errors.js';
 import { redact } from '../../../activities/service/redaction.js';
 import type { ResponseEvent } from '../../../activities/service/types.js';
+import { freePort } from '../../../worker/demo/free-port.js';
 import { TOKEN_ECHOES, tokenEchoSpellings } from '../../simulator/auth.js';
 import { DEFAULT_TOKENS } from '../../simulator/server.js';
-import { fixedToken, freePort, type Harness, rejectionOf, startHarness } from './helpers.js';
+import { fixedToken, type Harness, rejectionOf, startHarness } from './helpers.js';
 
 const SECRET = 'very-secret-token-5f2c9e1d';
 

@@ -6,9 +6,10 @@
  * the fatal one included, is JSON.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { createServer, type Server } from 'node:net';
+import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { freePort } from '../../../worker/demo/free-port.js';
 import { findTemporalBinary } from '../../../worker/demo/temporal-binaries.js';
 
 const MAIN = fileURLToPath(new URL('../../../worker/process/main.ts', import.meta.url));
@@ -41,14 +42,6 @@ function runWorker(env: Record<string, string>) {
   });
   const output = `${result.stdout}${result.stderr}`;
   return { status: result.status, lines: logLines(output), output };
-}
-
-async function freePort(): Promise<number> {
-  const server: Server = createServer();
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((done) => server.close(done));
-  return port;
 }
 
 describe('the worker entry point', () => {
