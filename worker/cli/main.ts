@@ -28,8 +28,8 @@ import { statusCommand } from './status-command.js';
 const ENVIRONMENT_HELP = `
 Configuration comes from the environment, as for the worker: TEMPORAL_ADDRESS,
 TEMPORAL_NAMESPACE, IMPORT_TASK_QUEUE, TEMPORAL_UI_URL, IMPORT_TENANT,
-IMPORT_FEEDS_FILE, the IMPORT_BUDGET_* limits (see the README's configuration
-reference). Exit codes: 0 done, 1 it ran and failed, 2 usage or configuration error.`;
+IMPORT_FEEDS_FILE, the IMPORT_BUDGET_* limits (see docs/configuration.md).
+Exit codes: 0 done, 1 it ran and failed, 2 usage or configuration error.`;
 
 function buildProgram(ctx: CliContext): Command {
   const program = new Command('import-worker')

@@ -1,8 +1,9 @@
 /**
- * Every environment variable, declared once: its README text, its default
- * and its parser (which holds its range). The README's configuration table is
- * checked against these entries, defaults included, and nothing else in the
- * product writes a default of its own: other code reads `declaredDefault`.
+ * Every environment variable, declared once: its documented text, its
+ * default and its parser (which holds its range). The configuration table in
+ * docs/configuration.md is checked against these entries, defaults included,
+ * and nothing else in the product writes a default of its own: other code
+ * reads `declaredDefault`.
  */
 
 import { TENANT_PATTERN } from '../../workflows/contracts/import-input.js';
@@ -32,11 +33,11 @@ import { type Env, LOG_LEVELS, type LogLevel } from './types.js';
 import { durationText, parseParallelParts, parseSize } from './units.js';
 
 interface Variable<T> {
-  /** The README's description (the default is added from `default`). */
+  /** The description in docs/configuration.md (the default is added from `default`). */
   doc: string;
   /** The default as an operator would write it; absent means unset is allowed and means "none". */
   default?: string;
-  /** When the default depends on another variable, the README says so instead. */
+  /** When the default depends on another variable, the docs say so instead. */
   defaultNote?: string;
   parse: Parse<T>;
 }
@@ -54,7 +55,7 @@ const SERVICE_MAX_FILE_BYTES = 5_000_000_000;
 
 const TENANT_TEXT = '1-64 letters, digits, ".", "_" or "-"';
 
-/** Every variable configuration reads: the README's configuration reference is checked against it. */
+/** Every variable configuration reads: docs/configuration.md is checked against it. */
 export const CONFIG_VARIABLES = {
   TEMPORAL_ADDRESS: variable(
     'Temporal frontend host:port (read by the SDK, which also reads `TEMPORAL_TLS_*` client certificate variables and `TEMPORAL_PROFILE`)',
@@ -206,7 +207,7 @@ export const CONFIG_VARIABLES = {
   // The SDK holds heartbeats for up to min(0.8 x heartbeat timeout, this): an operator's pause or reset in the
   // Temporal UI reaches a running attempt only with its next sent heartbeat, 48 s later with the SDK's 60 s.
   WORKER_HEARTBEAT_THROTTLE: variable(
-    'Longest a running activity holds back its heartbeat; a pause or reset from the Temporal UI reaches a running upload, create or job wait within this (see [Activity controls in the Temporal UI](#activity-controls-in-the-temporal-ui)). Shorter means more heartbeat calls to Temporal',
+    'Longest a running activity holds back its heartbeat; a pause or reset from the Temporal UI reaches a running upload, create or job wait within this (see [Activity controls in the Temporal UI](operating.md#activity-controls-in-the-temporal-ui)). Shorter means more heartbeat calls to Temporal',
     '5s',
     duration(),
   ),
@@ -217,7 +218,7 @@ export const CONFIG_VARIABLES = {
   // Worker Versioning: both or neither (checked together by loadWorkerDeployment). The server refuses a
   // deployment name with '.' or ':' and either name starting with '__'.
   WORKER_DEPLOYMENT_NAME: optional(
-    'Worker Deployment this worker joins, with `WORKER_BUILD_ID` (set both or neither): imports and nights stay on the version that started them, the ledger and the mapping lock move to the current version when they continue as new; see [Deploy a new version](#deploy-a-new-version)',
+    'Worker Deployment this worker joins, with `WORKER_BUILD_ID` (set both or neither): imports and nights stay on the version that started them, the ledger and the mapping lock move to the current version when they continue as new; see [Deploy a new version](deploying.md#deploy-a-new-version)',
     matching(
       /^(?!__)[A-Za-z0-9_-]{1,200}$/,
       '1-200 letters, digits, "_" or "-" (no "." or ":"), not starting with "__"',
@@ -238,7 +239,7 @@ export const CONFIG_VARIABLES = {
         : fail(name, `one of ${LOG_LEVELS.join(', ')}`, text),
   ),
   IMPORT_FEEDS_FILE: optional(
-    'JSON file listing the nightly feeds (see [Nightly imports](#nightly-imports))',
+    'JSON file listing the nightly feeds (see [Nightly imports](operating.md#nightly-imports))',
     anyText,
     'no feeds',
   ),
@@ -254,7 +255,7 @@ type DefaultedName = {
   [K in VariableName]: (typeof CONFIG_VARIABLES)[K] extends { default: string } ? K : never;
 }[VariableName];
 
-/** The README line's "Default ..." text of a variable, or undefined when it has none. */
+/** The docs' "Default ..." text of a variable, or undefined when it has none. */
 export function documentedDefault(name: VariableName): string | undefined {
   const v: Declared = CONFIG_VARIABLES[name];
   if ('default' in v && v.default !== undefined) return `\`${v.default}\``;

@@ -407,11 +407,11 @@ describe('units', () => {
   });
 });
 
-describe('the README documents every configuration variable', () => {
-  const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+describe('docs/configuration.md documents every configuration variable', () => {
+  const reference = readFileSync(new URL('../../../docs/configuration.md', import.meta.url), 'utf8');
   it.each(Object.keys(CONFIG_VARIABLES) as VariableName[])('%s, with its declared meaning and default', (name) => {
     const shownDefault = documentedDefault(name);
     const row = `| \`${name}\` | ${CONFIG_VARIABLES[name].doc}.${shownDefault ? ` Default ${shownDefault}` : ''} |`;
-    expect(readme.split('\n')).toContain(row);
+    expect(reference.split('\n')).toContain(row);
   });
 });
