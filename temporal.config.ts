@@ -6,7 +6,7 @@
  *
  * Start here: `loadConfig` below shows every part and the variables it comes
  * from. The pieces live in worker/config/, one idea a file:
- *   declarations.ts  each variable once: README text, default, parser and range
+ *   declarations.ts  each variable once: documented text, default, parser and range
  *   parsers.ts, units.ts  reading a variable's text (durations, sizes, URLs, ...)
  *   load.ts          the Temporal connection, the tenant, budgets, S3, the Worker Deployment,
  *                    what the CLI writes into the inputs it builds (tenant, job timeout)

@@ -1,5 +1,5 @@
 /**
- * The README's way out of a job the service marked `failed`: fix the cause,
+ * The documented way out of a job the service marked `failed`: fix the cause,
  * then Reset the import in the Temporal UI. On a real Temporal dev server with
  * the real worker, s3rver and the service simulator, the reset run must
  * import the file into a new job (a failed job cannot take data again) and

@@ -69,7 +69,7 @@ describe('Worker Versioning: a release keeps the imports it started', () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  /** `temporal worker deployment ...` against the test's server, as the README's deploy steps run it. */
+  /** `temporal worker deployment ...` against the test's server, as docs/deploying.md's deploy steps run it. */
   async function deploymentCli(...args: string[]): Promise<string> {
     const cli = findTemporalBinary('dev-server');
     if (!cli) throw new Error('the Temporal CLI is not installed; run `npm run setup:temporal`');

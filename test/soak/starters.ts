@@ -2,7 +2,7 @@
  * The three ways an import starts in production: the operator CLI
  * (`import-worker start`, compiled), the plain Temporal client
  * (`client.workflow.start('importFile')` with the object version's id, as the
- * README tells a plain-client user to), and the nightly schedule
+ * docs/operating.md tells a plain-client user to), and the nightly schedule
  * (`import-worker schedules apply` and `trigger`). Each start is tried a
  * bounded number of times: the dev server may be down for a restart.
  */

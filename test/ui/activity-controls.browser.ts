@@ -1,5 +1,5 @@
 /**
- * README "Activity controls in the Temporal UI", done by clicking in the
+ * docs/operating.md "Activity controls in the Temporal UI", done by clicking in the
  * Temporal Web UI (the workflow page's Pending Activities tab) on the full
  * stack: dev server with its UI, s3rver, the service simulator and the real
  * worker (WORKER_HEARTBEAT_THROTTLE=1s, test/ui/stack.ts). Each test imports

@@ -1,5 +1,5 @@
 /**
- * The operator paths of README "When an import fails", done in the Temporal
+ * The operator paths of docs/operating.md "When an import fails", done in the Temporal
  * Web UI in a real browser (Debian's Chromium through playwright-core) on the
  * full stack: dev server with its UI, s3rver, the service simulator, and the
  * real worker. The test never signals or resets through the SDK: every
@@ -138,7 +138,7 @@ describe('operator actions in the Temporal Web UI', () => {
   const firstWorkflowTask = (history: History) =>
     history.events?.find((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED)?.eventId;
 
-  /** README "When an import fails": the last workflow task before the failed step (here awaitJobCompletion). */
+  /** docs/operating.md "When an import fails": the last workflow task before the failed step (here awaitJobCompletion). */
   const lastTaskBeforeFailedStep = (history: History) => {
     const scheduled = history.events?.filter((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED);
     return scheduled?.at(-1)?.activityTaskScheduledEventAttributes?.workflowTaskCompletedEventId;
@@ -210,7 +210,7 @@ describe('operator actions in the Temporal Web UI', () => {
     await resetAfterFixedFailure('reset-to-first-task', firstWorkflowTask, { jobReused: true, uploadSkipped: true });
   });
 
-  it('Resets a failed import to the last workflow task before the failed step (the README path): it completes with no second job and no second PUT', async () => {
+  it('Resets a failed import to the last workflow task before the failed step (the documented path): it completes with no second job and no second PUT', async () => {
     await resetAfterFixedFailure('reset-before-failed-step', lastTaskBeforeFailedStep, {
       jobReused: false,
       uploadSkipped: false,

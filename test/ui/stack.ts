@@ -76,7 +76,7 @@ export async function startStack(options: StackOptions): Promise<UiStack> {
     workerEnv: {
       IMPORT_POLL_SCHEDULE: '500ms,1s',
       LOG_LEVEL: 'WARN',
-      // An operator's pause or reset reaches the running attempt within a second (README "Activity controls").
+      // An operator's pause or reset reaches the running attempt within a second (docs/operating.md "Activity controls").
       WORKER_HEARTBEAT_THROTTLE: '1s',
       ...options.workerEnv,
     },
