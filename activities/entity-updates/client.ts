@@ -62,7 +62,7 @@ export class EntityUpdates {
   private readonly turns = new Map<string, { limit: LimitFunction; users: number }>();
 
   constructor(
-    readonly client: Client,
+    private readonly client: Client,
     private readonly options: EntityUpdatesOptions = {},
   ) {}
 
