@@ -7,14 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { Context } from '@temporalio/activity';
-import { WorkflowUpdateFailedError } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
-import {
-  type ApiCallCounts,
-  type BudgetedEndpoint,
-  isBudgetedEndpoint,
-  type ServiceEndpoint,
-} from '../workflows/contracts/endpoints.js';
+import { type ApiCallCounts, isBudgetedEndpoint, type ServiceEndpoint } from '../workflows/contracts/endpoints.js';
 import type { BudgetGate } from './budget/gate.js';
 import { budgetWaitFailure, failure, toApplicationFailure } from './failures.js';
 import { neverSent, RateLimited } from './service/errors.js';
@@ -66,7 +59,8 @@ export class ServiceCalls {
   async run<T>(endpoint: ServiceEndpoint, call: () => Promise<T>): Promise<T> {
     if (!isBudgetedEndpoint(endpoint)) return this.unbudgeted(endpoint, call);
     const requestId = `${this.requestIdBase}/${++this.sequence}`;
-    const answer = await this.reserve(endpoint, requestId);
+    // A reservation the ledger refuses fails as UpdateRefused (activities/entity-updates): it would be refused forever.
+    const answer = await this.deps.budget.reserve(endpoint, requestId);
     if (!answer.granted) {
       throw budgetWaitFailure('BudgetExhausted', `The daily budget for ${endpoint} is spent`, {
         endpoint,
@@ -113,39 +107,8 @@ export class ServiceCalls {
     }
   }
 
-  private async reserve(endpoint: BudgetedEndpoint, requestId: string) {
-    try {
-      return await this.deps.budget.reserve(endpoint, requestId);
-    } catch (err) {
-      // The server rejected it because the ledger's workflow task ended without taking it up (a
-      // worker frozen or lost while it held the task): the ledger never saw it, so it is retried.
-      if (err instanceof WorkflowUpdateFailedError && isUnprocessedUpdate(err)) {
-        throw ApplicationFailure.create({
-          type: UNPROCESSED_UPDATE,
-          message: `the budget ledger did not take up the reservation for ${endpoint} (its workflow task ended without it); retried`,
-          nonRetryable: false,
-        });
-      }
-      // The ledger's validator refused the request: the same request would be refused forever.
-      if (err instanceof WorkflowUpdateFailedError) {
-        throw failure(
-          'BudgetReservationRejected',
-          `the budget ledger rejected a reservation for ${endpoint}: ${err.cause?.message ?? err.message}`,
-        );
-      }
-      throw err;
-    }
-  }
-
   private count(endpoint: ServiceEndpoint, n: number): void {
     this.counts[endpoint] = (this.counts[endpoint] ?? 0) + n;
     if (this.counts[endpoint] === 0) delete this.counts[endpoint];
   }
-}
-
-/** The type Temporal's server gives an Update a completed workflow task did not process. */
-const UNPROCESSED_UPDATE = 'UnprocessedUpdate';
-
-function isUnprocessedUpdate(err: WorkflowUpdateFailedError): boolean {
-  return err.cause instanceof ApplicationFailure && err.cause.type === UNPROCESSED_UPDATE;
 }

@@ -1,8 +1,9 @@
 /**
  * How activities reach the job record of an object version
- * (workflows/job-record.ts): each call is an Update with update-with-start,
- * so the record starts on first use, and carries an Update id fixed by the
- * attempt and the step, so a retried RPC is applied once.
+ * (workflows/job-record.ts): each call is an Update with update-with-start
+ * (activities/entity-updates), so the record starts on first use, and
+ * carries an Update id fixed by the attempt and the step, so a resend is
+ * applied once.
  *
  * A closed record: a completed one is the version's answer (its job
  * completed) for as long as Temporal keeps closed workflows (the namespace's
@@ -16,13 +17,7 @@
  * record's own reckoning.
  */
 import { Context } from '@temporalio/activity';
-import {
-  type Client,
-  isGrpcServiceError,
-  WithStartWorkflowOperation,
-  WorkflowExecutionAlreadyStartedError,
-  WorkflowNotFoundError,
-} from '@temporalio/client';
+import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import type { UpdateDefinition } from '@temporalio/common';
 import {
   type Attempt,
@@ -49,6 +44,8 @@ import {
   supersedeUpdate,
   uploadEndedUpdate,
 } from '../../workflows/contracts/messages.js';
+import { EntityUpdates } from '../entity-updates/client.js';
+import { updateId } from '../entity-updates/update-id.js';
 import { readJobRecord } from './read-record.js';
 
 /** Permission to send a body's last bytes, until `valid()` turns false. */
@@ -113,22 +110,22 @@ export interface TemporalJobRecordGateOptions {
   clock?: () => number;
 }
 
-/** gRPC's RESOURCE_EXHAUSTED: the server's bound on Updates in flight per workflow. */
-const RESOURCE_EXHAUSTED = 8;
 const CLOSED_RECORD_TRIES = 3;
-const BUSY_PATIENCE_MS = 60_000;
 
 type Sent<R> = { kind: 'answer'; value: R } | { kind: 'closed'; result: JobRecordResult };
 
 export class TemporalJobRecordGate implements JobRecordGate, JobRecordReader {
   private readonly clock: () => number;
+  /** A worker process has one gate, so its Updates to each record take turns. */
+  private readonly updates: EntityUpdates;
 
   constructor(private readonly options: TemporalJobRecordGateOptions) {
     this.clock = options.clock ?? (() => performance.now());
+    this.updates = new EntityUpdates(options.client);
   }
 
   session(version: ObjectVersion, attempt: Attempt = currentAttempt()): JobRecordSession {
-    return new TemporalSession(this.options, this.clock, version, attempt);
+    return new TemporalSession(this.options, this.updates, this.clock, version, attempt);
   }
 
   read(version: ObjectVersion): Promise<JobRecordReading> {
@@ -142,6 +139,7 @@ class TemporalSession implements JobRecordSession {
 
   constructor(
     private readonly options: TemporalJobRecordGateOptions,
+    private readonly updates: EntityUpdates,
     private readonly clock: () => number,
     private readonly version: ObjectVersion,
     readonly attempt: Attempt,
@@ -154,44 +152,41 @@ class TemporalSession implements JobRecordSession {
     const n = (this.stepCounts.get(step) ?? 0) + 1;
     this.stepCounts.set(step, n);
     const a = this.attempt;
-    return `${a.workflowId}/${a.runId}/${a.activityId}/${a.scheduledMs}/${step}-${n}`;
+    return updateId(a.workflowId, a.runId, a.activityId, String(a.scheduledMs), `${step}-${n}`);
   }
 
-  private startOperation(carried?: unknown) {
+  private startOptions(carried?: unknown) {
     const input: JobRecordInput = {
       version: this.version,
       ...(this.options.settings ? { settings: this.options.settings } : {}),
       ...(carried === undefined ? {} : { state: carried }),
     };
-    return new WithStartWorkflowOperation(JOB_RECORD_WORKFLOW_TYPE, {
+    return {
       workflowId: this.workflowId,
       taskQueue: this.options.taskQueue,
       args: [input],
-      workflowIdConflictPolicy: 'USE_EXISTING',
+      workflowIdConflictPolicy: 'USE_EXISTING' as const,
       // A completed record must stay closed (it is the version's answer); a failed or terminated one may start again.
-      workflowIdReusePolicy: carried === undefined ? 'ALLOW_DUPLICATE_FAILED_ONLY' : 'ALLOW_DUPLICATE',
-    });
+      workflowIdReusePolicy:
+        carried === undefined ? ('ALLOW_DUPLICATE_FAILED_ONLY' as const) : ('ALLOW_DUPLICATE' as const),
+    };
   }
 
   private async send<R, A>(update: UpdateDefinition<R, [A]>, step: string, arg: A): Promise<Sent<R>> {
-    const updateId = this.updateId(step);
+    const id = this.updateId(step);
     let carried: unknown;
     let closedTries = 0;
-    const started = Date.now();
-    for (let busyTries = 0; ; ) {
+    for (;;) {
       try {
-        const value = await this.options.client.workflow.executeUpdateWithStart(update, {
-          args: [arg],
-          updateId,
-          startWorkflowOperation: this.startOperation(carried),
+        const value = await this.updates.execute({
+          update,
+          arg,
+          updateId: id,
+          workflowType: JOB_RECORD_WORKFLOW_TYPE,
+          start: this.startOptions(carried),
         });
         return { kind: 'answer', value };
       } catch (err) {
-        if (isGrpcServiceError(err) && err.code === RESOURCE_EXHAUSTED && Date.now() - started < BUSY_PATIENCE_MS) {
-          // Spread at random, so a burst of imports on one version drains instead of retrying in lockstep.
-          await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(5_000, 100 * 2 ** busyTries++)));
-          continue;
-        }
         if (++closedTries > CLOSED_RECORD_TRIES) throw err;
         // A closed record, or one that closed while this Update was in flight.
         const result = await this.closedResult();

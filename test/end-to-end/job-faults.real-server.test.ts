@@ -341,6 +341,15 @@ describe('job faults through a whole import on a real server', () => {
     const r = await oneImport('job id 2^53 + 1', 'c11', () => sim.jobFaults.bigIds());
     expect(r).toMatchObject(once);
   }, 120_000);
+
+  it('an import whose workflow id is as long as Temporal allows (1,000 characters) imports once', async () => {
+    // Every Update to its job record carries an id built from this one: none may pass Temporal's limit.
+    const tag = 'c-long-id';
+    const from = sim.requests().length;
+    const workflowId = `${tag}-${randomUUID()}-`.padEnd(1_000, 'w');
+    const outcome = await withWorkers({}, (start) => start(workflowId, input(tag)));
+    expect(row('workflow id of 1,000 characters', tag, from, String(outcome))).toMatchObject(once);
+  }, 120_000);
 });
 
 function outcomeOf(err: unknown): string {

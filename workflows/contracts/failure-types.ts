@@ -53,8 +53,14 @@ const PipelineFailure = {
   DailyLimitReached: 'DailyLimitReached',
   /** The input names a tenant other than the one whose credential this worker holds. */
   TenantMismatch: 'TenantMismatch',
-  /** The ledger refused to consider a reservation (a malformed request): retrying cannot help. */
-  BudgetReservationRejected: 'BudgetReservationRejected',
+  /**
+   * An entity workflow (the budget ledger, a job record, a mapping lock)
+   * refused an Update: its validator or handler said no, or Temporal refused
+   * an argument. The same Update would be refused again.
+   */
+  UpdateRefused: 'UpdateRefused',
+  /** An entity workflow did not take up an Update within the client's patience (a burst, a lost worker): retried. */
+  EntityBusy: 'EntityBusy',
   /** Another import creates this object version's job: this one follows it once it is known (the job record). */
   ImportInProgress: 'ImportInProgress',
   /** The job record gave this attempt's work to a later attempt: it stopped short of sending anything complete. */
@@ -106,7 +112,8 @@ export const FAILURE_HANDLING = {
   BudgetExhausted: 'budget-wait',
   DailyLimitReached: 'budget-wait',
   TenantMismatch: 'fatal',
-  BudgetReservationRejected: 'fatal',
+  UpdateRefused: 'fatal',
+  EntityBusy: 'retry',
   ImportInProgress: 'retry',
   AttemptSuperseded: 'retry',
 } as const satisfies Record<FailureType, Handling>;

@@ -215,7 +215,7 @@ describe('daily budgets on a real Temporal server', () => {
   it('a reservation the ledger rejects fails at once and clearly, instead of being retried forever', async () => {
     const calls = new ServiceCalls({ budget: gate() }, 'an id with spaces');
     const f = await rejectionOf(calls.run('listJobs', listJobs));
-    expect(f.type).toBe('BudgetReservationRejected');
+    expect(f.type).toBe('UpdateRefused');
     expect(f.nonRetryable).toBe(true);
     expect(f.message).toContain('requestId');
   });
