@@ -5,9 +5,9 @@
  * that process for the same compressed durations.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { InMemoryBudgetGate } from '../../activities/budget/in-memory-gate.js';
+import type { InMemoryBudgetGate } from '../support/in-memory-budget-gate.js';
 import { createActivities } from '../../activities/index.js';
-import { InMemoryJobRecordGate } from '../../activities/job-record/in-memory-gate.js';
+import { InMemoryJobRecordGate } from '../support/in-memory-job-record-gate.js';
 import type { ServiceClient } from '../../activities/service/client.js';
 import type { CallOptions, ListJobsQuery } from '../../activities/service/types.js';
 import type {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { InMemoryBudgetGate } from '../../activities/budget/in-memory-gate.js';
+import type { InMemoryBudgetGate } from '../support/in-memory-budget-gate.js';
 import { type CreateImportJobDeps, makeCreateImportJob } from '../../activities/create-import-job.js';
 import { ServiceClient } from '../../activities/service/client.js';
 import { createTokenSource } from '../../activities/service/token-source.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InMemoryBudgetGate, SPEC_BUDGET_SETTINGS } from '../../activities/budget/in-memory-gate.js';
+import { InMemoryBudgetGate, SPEC_BUDGET_SETTINGS } from '../support/in-memory-budget-gate.js';
 import { type InspectSourceDeps, makeInspectSource } from '../../activities/inspect-source.js';
 import { ReferenceCache } from '../../activities/reference-cache.js';
 import type { InspectSourceInput, InspectSourceResult } from '../../workflows/contracts/activities.js';

@@ -5,7 +5,7 @@
  * its grant, whatever the answer.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { InMemoryBudgetGate } from '../../activities/budget/in-memory-gate.js';
+import type { InMemoryBudgetGate } from '../support/in-memory-budget-gate.js';
 import { ServiceClient } from '../../activities/service/client.js';
 import { ClientCredentialsTokenSource } from '../../activities/service/client-credentials.js';
 import { ServiceCalls } from '../../activities/service-calls.js';

@@ -7,7 +7,7 @@
  * (activities/watch/pace.ts): it spends only what creates leave, so what it
  * changes is the delay, not the rate.
  */
-import { SPEC_BUDGET_SETTINGS } from '../../activities/budget/in-memory-gate.js';
+import { SPEC_BUDGET_SETTINGS } from '../support/in-memory-budget-gate.js';
 import { paceIntervalMs } from '../../activities/watch/pace.js';
 import type { BudgetedEndpoint } from '../../workflows/contracts/endpoints.js';
 

@@ -4,8 +4,8 @@
  * MockActivityEnvironment. Shared by the single and the concurrent upload runs.
  */
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { InMemoryBudgetGate, SPEC_BUDGET_SETTINGS } from '../../activities/budget/in-memory-gate.js';
-import { InMemoryJobRecordGate } from '../../activities/job-record/in-memory-gate.js';
+import { InMemoryBudgetGate, SPEC_BUDGET_SETTINGS } from '../support/in-memory-budget-gate.js';
+import { InMemoryJobRecordGate } from '../support/in-memory-job-record-gate.js';
 import { createS3Client } from '../../activities/s3/client.js';
 import { S3Source } from '../../activities/s3/source.js';
 import { ServiceClient } from '../../activities/service/client.js';

@@ -10,7 +10,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SPEC_BUDGET_SETTINGS } from '../../activities/budget/in-memory-gate.js';
+import { SPEC_BUDGET_SETTINGS } from '../support/in-memory-budget-gate.js';
 import { TemporalBudgetGate } from '../../activities/budget/temporal-gate.js';
 import { ledgerWorkflowId } from '../../workflows/contracts/budget.js';
 import type { ImportFileInput } from '../../workflows/contracts/import-input.js';

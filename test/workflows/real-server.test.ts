@@ -21,7 +21,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeAwaitJobCompletion } from '../../activities/await-job-completion.js';
 import { makeCreateImportJob } from '../../activities/create-import-job.js';
-import { InMemoryJobRecordGate } from '../../activities/job-record/in-memory-gate.js';
+import { InMemoryJobRecordGate } from '../support/in-memory-job-record-gate.js';
 import { ServiceClient } from '../../activities/service/client.js';
 import { createTokenSource } from '../../activities/service/token-source.js';
 import { Secret } from '../../temporal.config.js';

@@ -11,7 +11,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SPEC_BUDGET_SETTINGS } from '../../../activities/budget/in-memory-gate.js';
+import { SPEC_BUDGET_SETTINGS } from '../../support/in-memory-budget-gate.js';
 import { TemporalBudgetGate } from '../../../activities/budget/temporal-gate.js';
 import { makeCountWindowSpend } from '../../../activities/budget/window-spend.js';
 import { makeCreateImportJob } from '../../../activities/create-import-job.js';

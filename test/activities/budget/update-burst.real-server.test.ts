@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { SPEC_BUDGET_SETTINGS } from '../../../activities/budget/in-memory-gate.js';
+import { SPEC_BUDGET_SETTINGS } from '../../support/in-memory-budget-gate.js';
 import { TemporalBudgetGate } from '../../../activities/budget/temporal-gate.js';
 import type { ReserveResult } from '../../../workflows/contracts/budget.js';
 import { createDevServerWith } from '../../support/temporal-server.js';

@@ -7,10 +7,10 @@
  * like any call.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { InMemoryBudgetGate } from '../../../activities/budget/in-memory-gate.js';
+import type { InMemoryBudgetGate } from '../../support/in-memory-budget-gate.js';
 import { makeCreateImportJob } from '../../../activities/create-import-job.js';
 import { makeFindImportJobs } from '../../../activities/dry-run/find-import-jobs.js';
-import { InMemoryJobRecordGate } from '../../../activities/job-record/in-memory-gate.js';
+import { InMemoryJobRecordGate } from '../../support/in-memory-job-record-gate.js';
 import type { CreateImportJobResult, SourceVersion } from '../../../workflows/contracts/activities.js';
 import type { DryRunStep, FindImportJobsInput, FindImportJobsResult } from '../../../workflows/contracts/dry-run.js';
 import { jobRecordWorkflowId } from '../../../workflows/contracts/job-record.js';

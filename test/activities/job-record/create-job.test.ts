@@ -6,10 +6,10 @@
  * heartbeat details of the one before (they may never have been delivered).
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { InMemoryBudgetGate } from '../../../activities/budget/in-memory-gate.js';
+import type { InMemoryBudgetGate } from '../../support/in-memory-budget-gate.js';
 import { type CreateImportJobDeps, makeCreateImportJob } from '../../../activities/create-import-job.js';
 import { currentAttempt, type JobRecordGate } from '../../../activities/job-record/gate.js';
-import { InMemoryJobRecordGate } from '../../../activities/job-record/in-memory-gate.js';
+import { InMemoryJobRecordGate } from '../../support/in-memory-job-record-gate.js';
 import { ServiceClient } from '../../../activities/service/client.js';
 import { createTokenSource } from '../../../activities/service/token-source.js';
 import { Secret } from '../../../temporal.config.js';

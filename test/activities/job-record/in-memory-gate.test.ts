@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InMemoryJobRecordGate } from '../../../activities/job-record/in-memory-gate.js';
+import { InMemoryJobRecordGate } from '../../support/in-memory-job-record-gate.js';
 import type { Attempt } from '../../../workflows/contracts/job-record.js';
 
 const version = { tenant: 't', bucket: 'b', key: 'k.csv', etag: 'e1' };

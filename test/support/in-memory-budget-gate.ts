@@ -13,7 +13,7 @@ import type {
   ReserveResult,
 } from '../../workflows/contracts/budget.js';
 import type { BudgetedEndpoint } from '../../workflows/contracts/endpoints.js';
-import type { BudgetGate } from './gate.js';
+import type { BudgetGate } from '../../activities/budget/gate.js';
 
 /** The configuration's default limits, which are the spec's published ones. */
 export const SPEC_BUDGET_SETTINGS: BudgetSettings = {

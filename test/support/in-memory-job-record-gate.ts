@@ -26,7 +26,7 @@ import {
   uploadEnded,
   view,
 } from '../../workflows/job-record-state.js';
-import { currentAttempt, type JobRecordGate, type JobRecordReader, type JobRecordSession, leaseFrom } from './gate.js';
+import { currentAttempt, type JobRecordGate, type JobRecordReader, type JobRecordSession, leaseFrom } from '../../activities/job-record/gate.js';
 
 export class InMemoryJobRecordGate implements JobRecordGate, JobRecordReader {
   readonly records = new Map<string, JobRecordState>();
