@@ -10,7 +10,6 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SPEC_BUDGET_SETTINGS } from '../support/in-memory-budget-gate.js';
 import { TemporalBudgetGate } from '../../activities/budget/temporal-gate.js';
 import { ledgerWorkflowId } from '../../workflows/contracts/budget.js';
 import type { ImportFileInput } from '../../workflows/contracts/import-input.js';
@@ -19,6 +18,7 @@ import type { importFile } from '../../workflows/import-file.js';
 import type { nightlyImport } from '../../workflows/nightly-import.js';
 import type { Simulator } from '../simulator/server.js';
 import { type FullStack, startFullStack } from '../support/full-stack.js';
+import { SPEC_BUDGET_SETTINGS } from '../support/in-memory-budget-gate.js';
 
 const BUCKET = 'crm-exports';
 const TENANT = `e2e-${process.pid}`;
@@ -43,6 +43,8 @@ describe('the worker on a real Temporal server', () => {
       name: 'e2e',
       simulator: { processingMs: 300 },
       workerEnv: { IMPORT_TENANT: TENANT, IMPORT_POLL_SCHEDULE: '200ms,500ms' },
+      // The spec's 60 s poll ceiling is the 500 ms schedule's last delay.
+      timeCompression: 120,
     });
     ({ env, sim, taskQueue } = stack);
     await stack.putObject('accounts.csv', file);

@@ -6,6 +6,13 @@
  */
 
 import {
+  currentAttempt,
+  type JobRecordGate,
+  type JobRecordReader,
+  type JobRecordSession,
+  leaseFrom,
+} from '../../activities/job-record/gate.js';
+import {
   type Attempt,
   type ClosedRun,
   type JobRecordReading,
@@ -26,7 +33,6 @@ import {
   uploadEnded,
   view,
 } from '../../workflows/job-record-state.js';
-import { currentAttempt, type JobRecordGate, type JobRecordReader, type JobRecordSession, leaseFrom } from '../../activities/job-record/gate.js';
 
 export class InMemoryJobRecordGate implements JobRecordGate, JobRecordReader {
   readonly records = new Map<string, JobRecordState>();

@@ -15,9 +15,9 @@ import { ApplicationFailure } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { SPEC_BUDGET_SETTINGS } from '../../support/in-memory-budget-gate.js';
 import { TemporalBudgetGate } from '../../../activities/budget/temporal-gate.js';
 import { ServiceCalls } from '../../../activities/service-calls.js';
+import { SPEC_BUDGET_SETTINGS } from '../../support/in-memory-budget-gate.js';
 import { createEnvironment } from '../../support/temporal-server.js';
 
 let env: TestWorkflowEnvironment;

@@ -9,9 +9,9 @@ import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { SPEC_BUDGET_SETTINGS } from '../../support/in-memory-budget-gate.js';
 import { TemporalBudgetGate } from '../../../activities/budget/temporal-gate.js';
 import type { ReserveResult } from '../../../workflows/contracts/budget.js';
+import { SPEC_BUDGET_SETTINGS } from '../../support/in-memory-budget-gate.js';
 import { createDevServerWith } from '../../support/temporal-server.js';
 import { bundleWorkflows } from '../../support/workflow-bundle.js';
 

@@ -7,14 +7,14 @@
  * like any call.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { InMemoryBudgetGate } from '../../support/in-memory-budget-gate.js';
 import { makeCreateImportJob } from '../../../activities/create-import-job.js';
 import { makeFindImportJobs } from '../../../activities/dry-run/find-import-jobs.js';
-import { InMemoryJobRecordGate } from '../../support/in-memory-job-record-gate.js';
 import type { CreateImportJobResult, SourceVersion } from '../../../workflows/contracts/activities.js';
 import type { DryRunStep, FindImportJobsInput, FindImportJobsResult } from '../../../workflows/contracts/dry-run.js';
 import { jobRecordWorkflowId } from '../../../workflows/contracts/job-record.js';
 import { runActivity } from '../../support/activities.js';
+import type { InMemoryBudgetGate } from '../../support/in-memory-budget-gate.js';
+import { InMemoryJobRecordGate } from '../../support/in-memory-job-record-gate.js';
 import { budgetWith, type ServiceWorld, startServiceWorld } from '../environment.js';
 
 const TENANT = 't1';

@@ -6,10 +6,8 @@
  * heartbeat details of the one before (they may never have been delivered).
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { InMemoryBudgetGate } from '../../support/in-memory-budget-gate.js';
 import { type CreateImportJobDeps, makeCreateImportJob } from '../../../activities/create-import-job.js';
 import { currentAttempt, type JobRecordGate } from '../../../activities/job-record/gate.js';
-import { InMemoryJobRecordGate } from '../../support/in-memory-job-record-gate.js';
 import { ServiceClient } from '../../../activities/service/client.js';
 import { createTokenSource } from '../../../activities/service/token-source.js';
 import { Secret } from '../../../temporal.config.js';
@@ -20,6 +18,8 @@ import type {
 } from '../../../workflows/contracts/activities.js';
 import { DEMO_TOKENS } from '../../simulator/server.js';
 import { failureOf, runActivity } from '../../support/activities.js';
+import type { InMemoryBudgetGate } from '../../support/in-memory-budget-gate.js';
+import { InMemoryJobRecordGate } from '../../support/in-memory-job-record-gate.js';
 import { budgetWith, type ServiceWorld, startServiceWorld } from '../environment.js';
 
 /** A lease must outlast the 1 s margin the fence keeps before the last byte. */
