@@ -3,7 +3,8 @@
  * it (runWorker with dependencies built from configuration, the budget ledger
  * reached by update-with-start), s3rver, and the service simulator. The same
  * promises as resumable-pipeline.test.ts, now with Temporal's own retries,
- * timers and Reset. Skipped where no server can be had (see test/support).
+ * timers and Reset. Nothing skips: without a server the file fails, saying
+ * how to get one (test/support/temporal-server.ts).
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
@@ -183,7 +184,7 @@ describe('the worker on a real Temporal server', () => {
     };
     const workflowId = `e2e-scope-${randomUUID()}`;
     // A job timeout shorter than the processing: the first execution ends JobTimedOut (or, on a slow
-    // machine, completed at its one poll); either way the job has the file.
+    // machine, completed at its one confirming status read); either way the job has the file.
     await env.client.workflow
       .execute<typeof importFile>('importFile', { taskQueue, workflowId, args: [{ ...scoped, jobTimeoutMs: 1 }] })
       .catch((err: unknown) => expect(String(err)).toMatch(/failed/));
