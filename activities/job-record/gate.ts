@@ -37,8 +37,8 @@ import {
   type JobRecordSettings,
   type JobRecordView,
   jobRecordWorkflowId,
-  type ObjectVersion,
   type ResolveCreateAnswer,
+  type TenantObjectVersion,
 } from '../../workflows/contracts/job-record.js';
 import {
   claimCreateUpdate,
@@ -73,13 +73,13 @@ export interface JobRecordSession {
 }
 
 export interface JobRecordGate {
-  session(version: ObjectVersion, attempt?: Attempt): JobRecordSession;
+  session(version: TenantObjectVersion, attempt?: Attempt): JobRecordSession;
 }
 
 /** The dry run's way to a record: a look that starts, claims and writes nothing. */
 export interface JobRecordReader {
   /** What the record holds, as the next import of the version would find it. */
-  read(version: ObjectVersion): Promise<JobRecordReading>;
+  read(version: TenantObjectVersion): Promise<JobRecordReading>;
 }
 
 /** The running activity's attempt, as the record names attempts. */
@@ -127,11 +127,11 @@ export class TemporalJobRecordGate implements JobRecordGate, JobRecordReader {
     this.clock = options.clock ?? (() => performance.now());
   }
 
-  session(version: ObjectVersion, attempt: Attempt = currentAttempt()): JobRecordSession {
+  session(version: TenantObjectVersion, attempt: Attempt = currentAttempt()): JobRecordSession {
     return new TemporalSession(this.options, this.clock, version, attempt);
   }
 
-  read(version: ObjectVersion): Promise<JobRecordReading> {
+  read(version: TenantObjectVersion): Promise<JobRecordReading> {
     return readJobRecord(this.options.client, version);
   }
 }
@@ -143,7 +143,7 @@ class TemporalSession implements JobRecordSession {
   constructor(
     private readonly options: TemporalJobRecordGateOptions,
     private readonly clock: () => number,
-    private readonly version: ObjectVersion,
+    private readonly version: TenantObjectVersion,
     readonly attempt: Attempt,
   ) {
     this.workflowId = jobRecordWorkflowId(version);

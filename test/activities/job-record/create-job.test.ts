@@ -11,11 +11,8 @@ import { currentAttempt, type JobRecordGate } from '../../../activities/job-reco
 import { ServiceClient } from '../../../activities/service/client.js';
 import { createTokenSource } from '../../../activities/service/token-source.js';
 import { Secret } from '../../../temporal.config.js';
-import type {
-  CreateImportJobInput,
-  CreateImportJobResult,
-  SourceVersion,
-} from '../../../workflows/contracts/activities.js';
+import type { CreateImportJobInput, CreateImportJobResult } from '../../../workflows/contracts/activities.js';
+import type { ObjectVersion } from '../../../workflows/contracts/object-version.js';
 import { DEMO_TOKENS } from '../../simulator/server.js';
 import { failureOf, runActivity } from '../../support/activities.js';
 import type { InMemoryBudgetGate } from '../../support/in-memory-budget-gate.js';
@@ -49,11 +46,11 @@ describe('createImportJob through the job record', () => {
     gate = new InMemoryJobRecordGate(SETTINGS);
   });
 
-  function version(): SourceVersion {
+  function version(): ObjectVersion {
     n += 1;
     return { bucket: 'imports', key: `accounts-${n}.csv`, etag: `"etag-${n}"` };
   }
-  const input = (objectVersion: SourceVersion, extra: Partial<CreateImportJobInput> = {}): CreateImportJobInput => ({
+  const input = (objectVersion: ObjectVersion, extra: Partial<CreateImportJobInput> = {}): CreateImportJobInput => ({
     tenant: 't1',
     jobKey: `unused${n.toString().padStart(10, '0')}`,
     dataImportName: 'accounts.csv',
