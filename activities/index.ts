@@ -21,7 +21,7 @@ import type { ParallelParts } from './s3/ranged-reader.js';
 import type { S3Source } from './s3/source.js';
 import type { ServiceClient } from './service/client.js';
 import { ServiceCalls } from './service-calls.js';
-import { makeUploadData } from './upload-data.js';
+import { makeUploadData } from './upload/index.js';
 import { DEFAULT_WATCHER_SETTINGS, JobWatcher, type JobWatcherSettings } from './watch/job-watcher.js';
 
 interface ActivitySettings {

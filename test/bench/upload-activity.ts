@@ -8,7 +8,7 @@ import { createS3Client } from '../../activities/s3/client.js';
 import { S3Source } from '../../activities/s3/source.js';
 import { ServiceClient } from '../../activities/service/client.js';
 import { createTokenSource } from '../../activities/service/token-source.js';
-import { makeUploadData } from '../../activities/upload-data.js';
+import { makeUploadData } from '../../activities/upload/index.js';
 import { Secret } from '../../temporal.config.js';
 import type { UploadDataInput, UploadDataResult } from '../../workflows/contracts/activities.js';
 import { DEMO_TOKENS } from '../simulator/server.js';

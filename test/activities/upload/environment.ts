@@ -10,7 +10,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { type RangeRead, S3Source } from '../../../activities/s3/source.js';
 import { ServiceClient } from '../../../activities/service/client.js';
 import { createTokenSource } from '../../../activities/service/token-source.js';
-import { makeUploadData, type UploadDataDeps } from '../../../activities/upload-data.js';
+import { makeUploadData, type UploadDataDeps } from '../../../activities/upload/index.js';
 import { Secret } from '../../../temporal.config.js';
 import { type LocalS3, startLocalS3 } from '../../../worker/demo/local-s3.js';
 import type { UploadDataInput, UploadDataResult, UploadProgress } from '../../../workflows/contracts/activities.js';
