@@ -158,6 +158,7 @@ describe('awaitJobCompletion with the job watcher: a tenant with many processing
     // Every job's end is told once, to its own wait, and confirmed by about one status read.
     expect(new Set(jobIds).size).toBe(300);
     expect(results.every((r) => r.state === 'completed')).toBe(true);
+    expect(jobIds.every((id) => calls(w, 'jobStatus', id) >= 1)).toBe(true);
     const statusReads = jobIds.reduce((n, id) => n + calls(w, 'jobStatus', id), 0);
     expect(statusReads / jobIds.length).toBeLessThanOrEqual(1.5);
     // A sweep reads at most the pages 300 jobs fill, plus the unnumbered first page and the empty last one.
