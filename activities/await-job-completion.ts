@@ -1,8 +1,28 @@
 /**
-import type { BudgetGate } from './budget/gate.js';
-import { budgetWaitFailure, failure } from './failures.js';
-import { HEARTBEAT_PULSE_MS, withHeartbeatPulse } from './heartbeat-pulse.js';
-import type { JobRecordGate } from './job-record/gate.js';
+ * The awaitJobCompletion activity: waits until the job is `completed` or
+ * `failed` (in any case), or the overall limit passes (decided after a status
+ * read, never before: a job may have finished during a long wait).
+ *
+ * With a watcher (production: createActivities gives one per process), the
+ * activity waits to be told that its job left the service's `processing`
+ * list, then makes ONE status read to confirm the final state: about one
+ * status read per import however long the job takes, the list calls shared by
+ * every job the process waits on (watch/job-watcher.ts). A job the list never
+ * shows (the service lists it late, or not at all, or ignores the filter) is
+ * polled one by one instead, and the first such fallback is logged.
+ *
+ * Per-job polls follow the spec's schedule (5 s, 10 s, 20 s, 40 s, then every
+ * 60 s, with jitter); a watcher's fallback polls stretch it when the status
+ * reads left in the window, spread over the time left and the jobs polled,
+ * require it (watch/pace.ts).
+ *
+ * A state the spec does not name fails the step (UnexpectedJobState), so that
+ * it shows in the workflow's progress instead of a silent wait until the
+ * limit. When the input names the object version, the job's end is told to
+ * its job record. One long activity rather than a timer per poll keeps the
+ * history small; it heartbeats its progress (also while waiting, so that
+ * cancellation reaches it) and a retry resumes at the poll index it had
+ * reached.
  */
 import { Context, log } from '@temporalio/activity';
 import type {
@@ -75,136 +95,185 @@ const MAX_WATCH_MISSES = 2;
 type Step = { kind: 'done'; result: AwaitJobCompletionResult } | { kind: 'running' };
 
 export function makeAwaitJobCompletion(deps: AwaitJobCompletionDeps) {
-  const sliceMs = deps.heartbeatIntervalMs ?? 5_000;
-  const now = deps.now ?? Date.now;
-  return async function awaitJobCompletion(input: AwaitJobCompletionInput): Promise<AwaitJobCompletionResult> {
-    const ctx = Context.current();
-    const signal = ctx.cancellationSignal;
-    const calls = ServiceCalls.forCurrentActivity(deps, input.tenant);
-    const { jobId, timeoutMs } = input;
-    const progress: PollProgress = resumedProgress(ctx.info.heartbeatDetails) ?? {
+  return function awaitJobCompletion(input: AwaitJobCompletionInput): Promise<AwaitJobCompletionResult> {
+    return new JobWait(deps, input).run();
+  };
+}
+
+/** One attempt of the wait for one job: its progress, its deadline, its reads. */
+class JobWait {
+  private readonly ctx = Context.current();
+  private readonly calls: ServiceCalls;
+  private readonly now: () => number;
+  private readonly sliceMs: number;
+  private readonly progress: PollProgress;
+  private readonly deadlineMs: number;
+  private polls = 0;
+
+  constructor(
+    private readonly deps: AwaitJobCompletionDeps,
+    private readonly input: AwaitJobCompletionInput,
+  ) {
+    this.calls = ServiceCalls.forCurrentActivity(deps, input.tenant);
+    this.now = deps.now ?? Date.now;
+    this.sliceMs = deps.heartbeatIntervalMs ?? 5_000;
+    this.progress = resumedProgress(this.ctx.info.heartbeatDetails) ?? {
       pollIndex: input.startPollIndex ?? 0,
-      waitingSince: input.waitingSince ?? new Date(now()).toISOString(),
+      waitingSince: input.waitingSince ?? new Date(this.now()).toISOString(),
       lastState: 'unknown',
     };
-    const deadlineMs = Date.parse(progress.waitingSince) + timeoutMs;
-    const beat = () => ctx.heartbeat({ ...progress });
-    let polls = 0;
+    this.deadlineMs = Date.parse(this.progress.waitingSince) + input.timeoutMs;
+  }
 
-    /** One status read: the result when the job ended, else 'running'; throws on failed, unknown or timed out. */
-    async function read(): Promise<Step> {
-      const job = await calls.run('jobStatus', () => deps.service.getJob(jobId, { signal }));
-      polls += 1;
-      progress.pollIndex += 1;
-      const state = knownJobState(job.state);
-      if (job.state !== progress.lastState) {
-        log.info('Import job state changed', { jobId, from: progress.lastState, to: job.state, polls });
-      }
-      // The service's own spelling, so an unknown state shows as it is.
-      progress.lastState = job.state;
-      progress.lastSeen = { state: job.state, at: new Date(now()).toISOString(), by: 'status read' };
-      beat();
-      if ((state === 'completed' || state === 'failed') && input.objectVersion && deps.jobRecord) {
-        const version = { ...input.objectVersion, tenant: deps.budget.tenant };
-        await deps.jobRecord.session(version).noteJobState(jobId, job.state);
-      }
-      if (state === undefined) throw unexpectedJobState(jobId, job.state, 'polling stopped instead of waiting on it');
-      if (state === 'completed') return { kind: 'done', result: { state: 'completed', polls, apiCalls: calls.counts } };
-      if (state === 'failed') {
-        throw failure(
-          'JobFailed',
-          `import job ${jobId} failed: the service reports state failed and gives no reason; check the file's rows and the job in the service`,
-          { jobId },
-        );
-      }
-      // Decided after a read, never before one: a job that finished during a long wait is completed, not timed out.
-      if (deadlineMs - now() <= 0) {
-        throw failure(
-          'JobTimedOut',
-          `import job ${jobId} did not finish within ${timeoutMs} ms of ${progress.waitingSince}; its last state was ${progress.lastState}`,
-          { jobId, lastState: progress.lastState, waitingSince: progress.waitingSince, timeoutMs },
-        );
-      }
-      return { kind: 'running' };
-    }
-
-    /** Sleeps `ms` (cut at the deadline) in heartbeat slices, so that cancellation reaches it. */
-    async function sleepBeating(ms: number): Promise<void> {
-      const delayMs = Math.max(0, Math.min(ms, deadlineMs - now()));
-      progress.nextCheckAt = new Date(now() + delayMs).toISOString();
-      for (let slept = 0; slept < delayMs; slept += sliceMs) {
-        await ctx.sleep(Math.min(sliceMs, delayMs - slept));
-        beat();
-      }
-    }
-
-    /** What the watcher knows of this job, for the heartbeat: the last sweep that listed it, the next one. */
-    function noteWatcherWord(watcher: JobWatcher, watch: Watch): void {
-      const listedAtMs = watch.lastListedAtMs();
-      const known = progress.lastSeen ? Date.parse(progress.lastSeen.at) : Number.NEGATIVE_INFINITY;
-      if (listedAtMs !== undefined && listedAtMs > known) {
-        progress.lastSeen = { state: 'processing', at: new Date(listedAtMs).toISOString(), by: 'watcher' };
-      }
-      if (watcher.nextSweepAtMs !== undefined) progress.nextCheckAt = new Date(watcher.nextSweepAtMs).toISOString();
-    }
-
-    /** Waits for the watcher's word, heartbeating; undefined when the deadline came first. */
-    async function watched(watcher: JobWatcher): Promise<WatchOutcome | undefined> {
-      const watch = watcher.watch(jobId);
-      let outcome: WatchOutcome | undefined;
-      void watch.outcome.then((o) => {
-        outcome = o;
-      });
-      try {
-        while (outcome === undefined && deadlineMs - now() > 0) {
-          noteWatcherWord(watcher, watch);
-          await Promise.race([watch.outcome, ctx.sleep(Math.min(sliceMs, Math.max(1, deadlineMs - now())))]);
-          noteWatcherWord(watcher, watch);
-          beat();
-        }
-        return outcome;
-      } finally {
-        watch.cancel();
-      }
-    }
-
-    async function pollUntilEnd(watcher: JobWatcher | undefined): Promise<AwaitJobCompletionResult> {
-      if (watcher) watcher.polling += 1;
-      try {
-        for (;;) {
-          await sleepBeating(await pollDelay(deps, progress.pollIndex, watcher));
-          const step = await read();
-          if (step.kind === 'done') return step.result;
-        }
-      } finally {
-        if (watcher) watcher.polling -= 1;
-      }
-    }
-
+  run(): Promise<AwaitJobCompletionResult> {
+    const beat = () => this.beat();
     beat();
     // A pause or reset must reach an attempt whose status call is slow too, and abort that call.
-    return withHeartbeatPulse(beat, HEARTBEAT_PULSE_MS, async () => {
-      const watcher = deps.watcher;
-      if (!watcher) return pollUntilEnd(undefined);
-      for (let misses = 0; ; ) {
-        const outcome = await watched(watcher);
-        if (outcome?.kind === 'fallback') {
-          const notice = watcher.takeFallbackNotice(outcome.reason);
-          if (notice) log.warn(`job watching falls back to per-job status polls: ${notice}`, { jobId });
-          return pollUntilEnd(watcher);
-        }
-        // Left the list, or the deadline came: one read says how it ended.
-        const step = await read();
+    return withHeartbeatPulse(beat, HEARTBEAT_PULSE_MS, () =>
+      this.deps.watcher ? this.watchUntilEnd(this.deps.watcher) : this.pollUntilEnd(undefined),
+    );
+  }
+
+  /** Told by the watcher, confirmed by one read; polls instead once the watcher cannot tell. */
+  private async watchUntilEnd(watcher: JobWatcher): Promise<AwaitJobCompletionResult> {
+    for (let misses = 0; ; ) {
+      const outcome = await this.watched(watcher);
+      if (outcome?.kind === 'fallback') return this.fallBack(watcher, outcome.reason);
+      // Left the list, or the deadline came: one read says how it ended.
+      const step = await this.read();
+      if (step.kind === 'done') return step.result;
+      if (outcome && !outcome.seen) misses += 1;
+      if (misses >= MAX_WATCH_MISSES) return this.fallBack(watcher, 'a job in progress was never listed as processing');
+    }
+  }
+
+  private fallBack(watcher: JobWatcher, reason: string): Promise<AwaitJobCompletionResult> {
+    const notice = watcher.takeFallbackNotice(reason);
+    if (notice) log.warn(`job watching falls back to per-job status polls: ${notice}`, { jobId: this.input.jobId });
+    return this.pollUntilEnd(watcher);
+  }
+
+  private async pollUntilEnd(watcher: JobWatcher | undefined): Promise<AwaitJobCompletionResult> {
+    if (watcher) watcher.polling += 1;
+    try {
+      for (;;) {
+        await this.sleepBeating(await pollDelay(this.deps, this.progress.pollIndex, watcher));
+        const step = await this.read();
         if (step.kind === 'done') return step.result;
-        if (outcome && !outcome.seen) misses += 1;
-        if (misses >= MAX_WATCH_MISSES) {
-          const notice = watcher.takeFallbackNotice('a job in progress was never listed as processing');
-          if (notice) log.warn(`job watching falls back to per-job status polls: ${notice}`, { jobId });
-          return pollUntilEnd(watcher);
-        }
       }
+    } finally {
+      if (watcher) watcher.polling -= 1;
+    }
+  }
+
+  /** Waits for the watcher's word, heartbeating; undefined when the deadline came first. */
+  private async watched(watcher: JobWatcher): Promise<WatchOutcome | undefined> {
+    const watch = watcher.watch(this.input.jobId);
+    let outcome: WatchOutcome | undefined;
+    void watch.outcome.then((o) => {
+      outcome = o;
     });
-  };
+    try {
+      while (outcome === undefined && this.msToDeadline() > 0) {
+        this.noteWatcherWord(watcher, watch);
+        await Promise.race([watch.outcome, this.ctx.sleep(Math.min(this.sliceMs, Math.max(1, this.msToDeadline())))]);
+        this.noteWatcherWord(watcher, watch);
+        this.beat();
+      }
+      return outcome;
+    } finally {
+      watch.cancel();
+    }
+  }
+
+  /** What the watcher knows of this job, for the heartbeat: the last sweep that listed it, the next one. */
+  private noteWatcherWord(watcher: JobWatcher, watch: Watch): void {
+    const listedAtMs = watch.lastListedAtMs();
+    const known = this.progress.lastSeen ? Date.parse(this.progress.lastSeen.at) : Number.NEGATIVE_INFINITY;
+    if (listedAtMs !== undefined && listedAtMs > known) {
+      this.progress.lastSeen = { state: 'processing', at: new Date(listedAtMs).toISOString(), by: 'watcher' };
+    }
+    if (watcher.nextSweepAtMs !== undefined) this.progress.nextCheckAt = new Date(watcher.nextSweepAtMs).toISOString();
+  }
+
+  /** One status read: the result when the job ended, else 'running'; throws on failed, unknown or timed out. */
+  private async read(): Promise<Step> {
+    const { jobId } = this.input;
+    const job = await this.calls.run('jobStatus', () =>
+      this.deps.service.getJob(jobId, { signal: this.ctx.cancellationSignal }),
+    );
+    this.polls += 1;
+    this.noteRead(job.state);
+    const state = knownJobState(job.state);
+    if (state === 'completed' || state === 'failed') await this.tellRecord(job.state);
+    if (state === undefined) throw unexpectedJobState(jobId, job.state, 'polling stopped instead of waiting on it');
+    if (state === 'completed') {
+      return { kind: 'done', result: { state: 'completed', polls: this.polls, apiCalls: this.calls.counts } };
+    }
+    if (state === 'failed') {
+      throw failure(
+        'JobFailed',
+        `import job ${jobId} failed: the service reports state failed and gives no reason; check the file's rows and the job in the service`,
+        { jobId },
+      );
+    }
+    // Decided after a read, never before one: a job that finished during a long wait is completed, not timed out.
+    if (this.msToDeadline() <= 0) throw this.timedOut();
+    return { kind: 'running' };
+  }
+
+  /** The read's word in the progress (the service's own spelling, so an unknown state shows as it is). */
+  private noteRead(state: string): void {
+    const { progress } = this;
+    progress.pollIndex += 1;
+    if (state !== progress.lastState) {
+      log.info('Import job state changed', {
+        jobId: this.input.jobId,
+        from: progress.lastState,
+        to: state,
+        polls: this.polls,
+      });
+    }
+    progress.lastState = state;
+    progress.lastSeen = { state, at: new Date(this.now()).toISOString(), by: 'status read' };
+    this.beat();
+  }
+
+  /** The job's end, told to the version's job record when the input names the version. */
+  private async tellRecord(state: string): Promise<void> {
+    const { objectVersion } = this.input;
+    if (!objectVersion || !this.deps.jobRecord) return;
+    const version = { ...objectVersion, tenant: this.deps.budget.tenant };
+    await this.deps.jobRecord.session(version).noteJobState(this.input.jobId, state);
+  }
+
+  private timedOut(): Error {
+    const { jobId, timeoutMs } = this.input;
+    const { lastState, waitingSince } = this.progress;
+    return failure(
+      'JobTimedOut',
+      `import job ${jobId} did not finish within ${timeoutMs} ms of ${waitingSince}; its last state was ${lastState}`,
+      { jobId, lastState, waitingSince, timeoutMs },
+    );
+  }
+
+  /** Sleeps `ms` (cut at the deadline) in heartbeat slices, so that cancellation reaches it. */
+  private async sleepBeating(ms: number): Promise<void> {
+    const delayMs = Math.max(0, Math.min(ms, this.msToDeadline()));
+    this.progress.nextCheckAt = new Date(this.now() + delayMs).toISOString();
+    for (let slept = 0; slept < delayMs; slept += this.sliceMs) {
+      await this.ctx.sleep(Math.min(this.sliceMs, delayMs - slept));
+      this.beat();
+    }
+  }
+
+  private msToDeadline(): number {
+    return this.deadlineMs - this.now();
+  }
+
+  private beat(): void {
+    this.ctx.heartbeat({ ...this.progress });
+  }
 }
 
 /**

@@ -4,7 +4,7 @@
  * so no run ever holds a whole bucket listing.
  */
 import type { ListFeedObjectsInput, ListFeedObjectsResult } from '../workflows/contracts/activities.js';
-import { normaliseEtag } from '../workflows/contracts/nightly.js';
+import { normaliseEtag } from '../workflows/contracts/object-version.js';
 import { failure } from './failures.js';
 import { SourceObjectMissing } from './s3/errors.js';
 import type { S3Source } from './s3/source.js';

@@ -40,7 +40,6 @@ import type {
   AwaitJobCompletionResult,
   CreateImportJobResult,
   InspectSourceResult,
-  SourceVersion,
   UploadDataResult,
 } from './contracts/activities.js';
 import {
@@ -54,6 +53,7 @@ import type { ImportFileResult, ImportProgress } from './contracts/import-workfl
 import { executionJobScope, jobKeyFor } from './contracts/job-key.js';
 import { mappingLockWorkflowId } from './contracts/mapping-lock.js';
 import { releaseMappingLockSignal } from './contracts/messages.js';
+import type { ObjectVersion } from './contracts/object-version.js';
 import { ImportRun, type Rerun } from './import-run.js';
 import { DEFAULT_POLL_SCHEDULE_MS } from './poll-schedule.js';
 
@@ -79,7 +79,7 @@ const USES_JOB_RECORD_PATCH = 'import-uses-job-record';
 /** The job this import sends its file to, and the version whose record holds it (runs with the marker). */
 interface JobRef {
   current: CreateImportJobResult;
-  version?: SourceVersion;
+  version?: ObjectVersion;
 }
 
 export async function importFile(rawInput: ImportFileInput): Promise<ImportFileResult> {
@@ -168,15 +168,15 @@ function applyFieldMappings(
 }
 
 /** The object version as last inspected. */
-function versionOf(run: ImportRun): SourceVersion {
+function versionOf(run: ImportRun): ObjectVersion {
   return { bucket: run.input.source.bucket, key: run.input.source.key, etag: run.source.etag };
 }
 
 /** With `version` (runs with the record marker) the version's record decides; `supersedes` names the version left. */
 function createImportJob(
   run: ImportRun,
-  version?: SourceVersion,
-  supersedes?: SourceVersion,
+  version?: ObjectVersion,
+  supersedes?: ObjectVersion,
 ): () => Promise<CreateImportJobResult> {
   const { input, info } = run;
   return async () => {

@@ -36,14 +36,14 @@ import {
   type JobRecordView,
   type KnownJob,
   type NoteJobStateRequest,
-  normalisedEtag,
-  type ObjectVersion,
   type ResolveCreateAnswer,
   type ResolveCreateRequest,
   type SupersedeRequest,
+  type TenantObjectVersion,
   type TerminalJobState,
   type UploadEndedRequest,
 } from './contracts/job-record.js';
+import { normaliseEtag } from './contracts/object-version.js';
 
 interface IntentBase {
   seq: number;
@@ -79,7 +79,7 @@ export interface RecordedJob {
 }
 
 export interface JobRecordState {
-  version: ObjectVersion;
+  version: TenantObjectVersion;
   settings: JobRecordSettings;
   job?: RecordedJob;
   /** Jobs the service marked failed: never reused. */
@@ -97,7 +97,7 @@ export interface Step<A> {
 }
 
 export function createRecordState(
-  version: ObjectVersion,
+  version: TenantObjectVersion,
   settings: Partial<JobRecordSettings> | undefined,
   nowMs: number,
 ): JobRecordState {
@@ -112,9 +112,9 @@ export function createRecordState(
 }
 
 /** The key the job of intent `seq` carries in its name: a fresh one per intent, so a settled search never meets an older one. */
-export function jobKeyOf(version: ObjectVersion, seq: number): string {
+export function jobKeyOf(version: TenantObjectVersion, seq: number): string {
   return fnv1a64(
-    `jobRecord\n${version.tenant}\n${version.bucket}/${version.key}@${normalisedEtag(version.etag)}\n${seq}`,
+    `jobRecord\n${version.tenant}\n${version.bucket}/${version.key}@${normaliseEtag(version.etag)}\n${seq}`,
   );
 }
 
@@ -448,7 +448,7 @@ export function supersedeRequestProblem(v: unknown): string | undefined {
 }
 
 /** A carried state is trusted only in its outline: it was written by this code. */
-export function carriedState(v: unknown, version: ObjectVersion): JobRecordState | undefined {
+export function carriedState(v: unknown, version: TenantObjectVersion): JobRecordState | undefined {
   if (!isRecord(v) || !isRecord(v.settings) || !Array.isArray(v.failedJobs) || !isCount(v.nextSeq)) return undefined;
   return { ...(v as unknown as JobRecordState), version };
 }

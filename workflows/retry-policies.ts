@@ -21,19 +21,24 @@ export const ACTIVITY_RETRY_POLICY: RetryPolicy = {
 /** One or a few service calls, or an S3 HEAD and header read. */
 export const SHORT_CALL_TIMEOUT_MS = 2 * 60 * 1000;
 /**
- * Finding or creating the job: a search over many list pages and a wait for
- * an uncertain create to settle. It heartbeats its place, so a retry
- * continues the search; a dead worker is noticed after the heartbeat timeout,
- * which is longer than the create's settle time.
+ * Creating the job through its record: the create, and after an uncertain
+ * one a wait for it to settle and a search of the `new` jobs, which a retry
+ * starts again from the first page. It heartbeats while it waits; a dead
+ * worker is noticed after the heartbeat timeout, which is longer than the
+ * create's settle time.
  */
 const CREATE_JOB_TIMEOUT_MS = 10 * 60 * 1000;
 const CREATE_JOB_HEARTBEAT_MS = 2 * 60 * 1000;
 /** A 5 GB upload at a pessimistic 1 MB/s takes under 1.5 h; 6 h leaves room for a slow link. */
 const UPLOAD_TIMEOUT_MS = 6 * 60 * 60 * 1000;
 const UPLOAD_HEARTBEAT_MS = 60 * 1000;
-/** Poll delays are at most 72 s (60 s + jitter), and the activity heartbeats while it sleeps. */
+/**
+ * The wait heartbeats every few seconds whether the process's job watcher
+ * tells it of the job's end or, as a fallback, it polls the job itself (at
+ * most every 72 s: 60 s and jitter).
+ */
 const AWAIT_HEARTBEAT_MS = 2 * 60 * 1000;
-/** Room after the job timeout for the last poll and the JobTimedOut report. */
+/** Room after the job timeout for the last status read and the JobTimedOut report. */
 export const AWAIT_TIMEOUT_MARGIN_MS = 10 * 60 * 1000;
 
 export interface StepOptionsContext {
@@ -41,7 +46,7 @@ export interface StepOptionsContext {
   jobTimeoutMs: number;
   /** The queue the upload worker listens on. */
   uploadTaskQueue: string;
-  /** The queue the job-completion poll worker listens on. */
+  /** The queue the job-completion wait's worker listens on. */
   pollTaskQueue: string;
 }
 

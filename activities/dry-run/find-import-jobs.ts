@@ -26,7 +26,7 @@ import type {
   JobLookupRequest,
   RecordFinding,
 } from '../../workflows/contracts/dry-run.js';
-import { jobRecordWorkflowId, type ObjectVersion } from '../../workflows/contracts/job-record.js';
+import { jobRecordWorkflowId, type TenantObjectVersion } from '../../workflows/contracts/job-record.js';
 import type { JobRecordReader } from '../job-record/gate.js';
 import type { CallOptions, ImportJob } from '../service/types.js';
 import { ServiceCalls, type ServiceCallsDeps } from '../service-calls.js';
@@ -78,7 +78,7 @@ async function lookUp(
   signal: AbortSignal,
 ): Promise<Found> {
   // The record is the worker's tenant's, as the import's own activities name it.
-  const version: ObjectVersion = { ...request.version, tenant: deps.budget.tenant };
+  const version: TenantObjectVersion = { ...request.version, tenant: deps.budget.tenant };
   const reading = await deps.records.read(version);
   const record = { workflowId: jobRecordWorkflowId(version), status: reading.status };
   const known = reading.view?.job;

@@ -22,7 +22,11 @@ import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { CreateImportJobInput, CreateImportJobResult } from '../../workflows/contracts/activities.js';
 import { jobNameWithKey } from '../../workflows/contracts/job-key.js';
-import type { ClaimCreateAnswer, ObjectVersion, ResolveCreateAnswer } from '../../workflows/contracts/job-record.js';
+import type {
+  ClaimCreateAnswer,
+  ResolveCreateAnswer,
+  TenantObjectVersion,
+} from '../../workflows/contracts/job-record.js';
 import { type JobListingService, JobSearch } from '../job-search.js';
 import type { CreateImportJobBody, FencedCallOptions, ImportJob } from '../service/types.js';
 import type { ServiceCalls } from '../service-calls.js';
@@ -56,7 +60,7 @@ export async function createThroughRecord(
   calls: ServiceCalls,
 ): Promise<CreateImportJobResult> {
   const ctx = Context.current();
-  const version: ObjectVersion = { ...input.objectVersion, tenant: deps.tenant };
+  const version: TenantObjectVersion = { ...input.objectVersion, tenant: deps.tenant };
   if (input.supersedes) await deps.jobRecord.session({ ...input.supersedes, tenant: deps.tenant }).supersede();
   const session = deps.jobRecord.session(version);
   const endsAt = deps.now() + (ctx.info.startToCloseTimeoutMs || 10 * 60_000) - END_MARGIN_MS;

@@ -32,8 +32,8 @@ import {
   type JobRecordSettings,
   type JobRecordView,
   jobRecordWorkflowId,
-  type ObjectVersion,
   type ResolveCreateAnswer,
+  type TenantObjectVersion,
 } from '../../workflows/contracts/job-record.js';
 import {
   claimCreateUpdate,
@@ -70,13 +70,13 @@ export interface JobRecordSession {
 }
 
 export interface JobRecordGate {
-  session(version: ObjectVersion, attempt?: Attempt): JobRecordSession;
+  session(version: TenantObjectVersion, attempt?: Attempt): JobRecordSession;
 }
 
 /** The dry run's way to a record: a look that starts, claims and writes nothing. */
 export interface JobRecordReader {
   /** What the record holds, as the next import of the version would find it. */
-  read(version: ObjectVersion): Promise<JobRecordReading>;
+  read(version: TenantObjectVersion): Promise<JobRecordReading>;
 }
 
 /** The running activity's attempt, as the record names attempts. */
@@ -124,11 +124,11 @@ export class TemporalJobRecordGate implements JobRecordGate, JobRecordReader {
     this.updates = new EntityUpdates(options.client);
   }
 
-  session(version: ObjectVersion, attempt: Attempt = currentAttempt()): JobRecordSession {
+  session(version: TenantObjectVersion, attempt: Attempt = currentAttempt()): JobRecordSession {
     return new TemporalSession(this.options, this.updates, this.clock, version, attempt);
   }
 
-  read(version: ObjectVersion): Promise<JobRecordReading> {
+  read(version: TenantObjectVersion): Promise<JobRecordReading> {
     return readJobRecord(this.options.client, version);
   }
 }
@@ -141,7 +141,7 @@ class TemporalSession implements JobRecordSession {
     private readonly options: TemporalJobRecordGateOptions,
     private readonly updates: EntityUpdates,
     private readonly clock: () => number,
-    private readonly version: ObjectVersion,
+    private readonly version: TenantObjectVersion,
     readonly attempt: Attempt,
   ) {
     this.workflowId = jobRecordWorkflowId(version);

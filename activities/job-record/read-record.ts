@@ -9,11 +9,11 @@ import {
   type JobRecordReading,
   type JobRecordResult,
   jobRecordWorkflowId,
-  type ObjectVersion,
+  type TenantObjectVersion,
 } from '../../workflows/contracts/job-record.js';
 import { jobRecordQuery } from '../../workflows/contracts/messages.js';
 
-export async function readJobRecord(client: Client, version: ObjectVersion): Promise<JobRecordReading> {
+export async function readJobRecord(client: Client, version: TenantObjectVersion): Promise<JobRecordReading> {
   const workflowId = jobRecordWorkflowId(version);
   let status: string;
   let runId: string;

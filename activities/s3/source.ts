@@ -14,7 +14,7 @@ import {
   ListObjectsV2Command,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { normaliseEtag } from '../../workflows/contracts/nightly.js';
+import { normaliseEtag } from '../../workflows/contracts/object-version.js';
 import { firstRecordEnd } from '../csv/first-record.js';
 import {
   HeaderTooLong,

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { makeApplyFieldMappings } from '../../activities/apply-field-mappings.js';
-import type { InMemoryBudgetGate } from '../../activities/budget/in-memory-gate.js';
 import type { ApplyFieldMappingsResult } from '../../workflows/contracts/activities.js';
 import type { FieldMappingSet } from '../../workflows/contracts/import-input.js';
 import { failureOf, runActivity } from '../support/activities.js';
+import type { InMemoryBudgetGate } from '../support/in-memory-budget-gate.js';
 import { budgetWith, type ServiceWorld, startServiceWorld } from './environment.js';
 
 const WANTED: FieldMappingSet = {

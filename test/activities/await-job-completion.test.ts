@@ -1,14 +1,14 @@
 import { CancelledFailure } from '@temporalio/common';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type AwaitJobCompletionDeps, makeAwaitJobCompletion } from '../../activities/await-job-completion.js';
-import type { InMemoryBudgetGate } from '../../activities/budget/in-memory-gate.js';
-import { InMemoryJobRecordGate } from '../../activities/job-record/in-memory-gate.js';
 import type {
   AwaitJobCompletionInput,
   AwaitJobCompletionResult,
   PollProgress,
 } from '../../workflows/contracts/activities.js';
 import { failureOf, runActivity } from '../support/activities.js';
+import type { InMemoryBudgetGate } from '../support/in-memory-budget-gate.js';
+import { InMemoryJobRecordGate } from '../support/in-memory-job-record-gate.js';
 import { budgetWith, type ServiceWorld, startServiceWorld } from './environment.js';
 
 const CSV = Buffer.from('Account Name,Account Domain\nAcme,acme.example\n');

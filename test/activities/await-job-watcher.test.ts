@@ -1,13 +1,14 @@
 /**
  * awaitJobCompletion as production wires it (createActivities: one job
- * watcher per process), on the spec's poll schedule compressed 1,000 times
- * (5, 10, 20, 40, then 60 ms; the listing grace follows: 15 ms) against jobs
- * that process for the same compressed durations.
+ * watcher per process), on the spec's poll schedule with service time
+ * compressed 1,000 times (5, 10, 20, 40, then 60 ms; the listing grace
+ * follows: 15 ms) against jobs that process for the same compressed
+ * durations. How many list calls a sweep costs in all depends on how long
+ * the machine takes (sweeps run every 60 ms while jobs wait): that figure is
+ * `npm run bench:budget`'s; these tests assert what does not depend on speed.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { InMemoryBudgetGate } from '../../activities/budget/in-memory-gate.js';
-import { createActivities } from '../../activities/index.js';
-import { InMemoryJobRecordGate } from '../../activities/job-record/in-memory-gate.js';
+import { createActivities, watcherFor } from '../../activities/index.js';
 import type { ServiceClient } from '../../activities/service/client.js';
 import type { CallOptions, ListJobsQuery } from '../../activities/service/types.js';
 import type {
@@ -16,14 +17,21 @@ import type {
   PollProgress,
 } from '../../workflows/contracts/activities.js';
 import { failureOf, runActivity } from '../support/activities.js';
+import type { InMemoryBudgetGate } from '../support/in-memory-budget-gate.js';
+import { InMemoryJobRecordGate } from '../support/in-memory-job-record-gate.js';
 import { budgetWith, type ServiceWorld, startServiceWorld } from './environment.js';
 
 const CSV = Buffer.from('Account Name,Account Domain\nAcme,acme.example\n');
 const COMPRESSION = 1_000;
 const SPEC_SCHEDULE_MS = [5_000, 10_000, 20_000, 40_000, 60_000].map((ms) => ms / COMPRESSION);
 
-function awaitActivity(service: ServiceClient, budget: InMemoryBudgetGate) {
-  const activities = createActivities({
+function activityDeps(
+  service: ServiceClient,
+  budget: InMemoryBudgetGate,
+  scheduleMs: number[],
+  timeCompression?: number,
+) {
+  return {
     service,
     budget,
     s3: {} as never,
@@ -32,12 +40,17 @@ function awaitActivity(service: ServiceClient, budget: InMemoryBudgetGate) {
     jobRecord: new InMemoryJobRecordGate(),
     settings: {
       maxFileBytes: 1e9,
-      poll: { scheduleMs: SPEC_SCHEDULE_MS, jitterRatio: 0 },
+      poll: { scheduleMs, jitterRatio: 0 },
       uploadIdleTimeoutMs: 60_000,
       partSizeBytes: 1 << 20,
       parallelParts: 1,
+      timeCompression,
     },
-  });
+  };
+}
+
+function awaitActivity(service: ServiceClient, budget: InMemoryBudgetGate) {
+  const activities = createActivities(activityDeps(service, budget, SPEC_SCHEDULE_MS, COMPRESSION));
   return (input: AwaitJobCompletionInput, info = {}) =>
     runActivity<AwaitJobCompletionInput, AwaitJobCompletionResult, PollProgress>(activities.awaitJobCompletion, input, {
       heartbeatTimeoutMs: 100,
@@ -64,6 +77,18 @@ function recording(w: ServiceWorld, rewrite: (q: ListJobsQuery) => ListJobsQuery
   return { service, queries };
 }
 
+/** The list queries cut into sweeps: a sweep starts at the unnumbered first page, or at page 1 after a numbered page. */
+function sweepsOf(queries: ListJobsQuery[]): ListJobsQuery[][] {
+  const sweeps: ListJobsQuery[][] = [];
+  for (const q of queries) {
+    const previous = sweeps.at(-1)?.at(-1);
+    const starts = q.page === undefined || (q.page === 1 && previous?.page !== undefined);
+    if (starts || !previous) sweeps.push([q]);
+    else sweeps.at(-1)?.push(q);
+  }
+  return sweeps;
+}
+
 const calls = (w: ServiceWorld, endpoint: string, jobId?: string) =>
   w.sim.requests().filter((r) => r.endpoint === endpoint && (jobId === undefined || r.path.endsWith(`/${jobId}`)))
     .length;
@@ -78,7 +103,6 @@ describe('awaitJobCompletion with the job watcher: a one-hour job', () => {
   it('costs at most 3 status reads, not the ~58 of polling it every minute', async () => {
     const budget = budgetWith();
     const jobId = await uploadedJob(w);
-    const t0 = Date.now();
     const a = awaitActivity(w.service, budget)({ tenant: 't1', jobId, timeoutMs: 60_000 });
     const result = await a.result;
     expect(result.state).toBe('completed');
@@ -88,7 +112,6 @@ describe('awaitJobCompletion with the job watcher: a one-hour job', () => {
     expect(budget.requests.filter((r) => r.endpoint === 'listJobs')).toHaveLength(calls(w, 'listJobs'));
     // It heartbeat while it waited, with the same waitingSince throughout.
     expect(a.heartbeats.length).toBeGreaterThan(1);
-    expect(Date.now() - t0).toBeLessThan(10_000);
     expect(new Set(a.heartbeats.map((h) => h.waitingSince)).size).toBe(1);
     // For `status`: when a sweep last listed the job processing, and when the next sweep is due...
     const byWatcher = a.heartbeats.filter((h) => h.lastSeen?.by === 'watcher');
@@ -119,11 +142,10 @@ describe('awaitJobCompletion with the job watcher: a tenant with many processing
   afterAll(() => w.close());
   beforeEach(() => w.sim.clearFaults());
 
-  it('watches 300 jobs at 50 per page with few list calls and about one status read each', async () => {
+  it('watches 300 jobs at 50 per page: each end told once, a sweep bounded by its pages', async () => {
     const budget = budgetWith();
     const { service, queries } = recording(w);
     const run = awaitActivity(service, budget);
-    const listsBefore = calls(w, 'listJobs');
     // Each import starts waiting as soon as its upload is in, as importFile does.
     const jobIds: string[] = [];
     const runs: ReturnType<typeof run>[] = [];
@@ -133,13 +155,16 @@ describe('awaitJobCompletion with the job watcher: a tenant with many processing
       runs.push(...batch.map((jobId) => run({ tenant: 't1', jobId, timeoutMs: 60_000 })));
     }
     const results = await Promise.all(runs.map((r) => r.result));
+    // Every job's end is told once, to its own wait, and confirmed by about one status read.
+    expect(new Set(jobIds).size).toBe(300);
     expect(results.every((r) => r.state === 'completed')).toBe(true);
+    expect(jobIds.every((id) => calls(w, 'jobStatus', id) >= 1)).toBe(true);
     const statusReads = jobIds.reduce((n, id) => n + calls(w, 'jobStatus', id), 0);
     expect(statusReads / jobIds.length).toBeLessThanOrEqual(1.5);
-    // Per-job polling would need thousands of status reads; shared sweeps of 7 pages need a few hundred list calls.
-    const lists = calls(w, 'listJobs') - listsBefore;
-    expect(lists).toBeLessThan(jobIds.length);
-    expect(lists + statusReads).toBeLessThan(jobIds.length * 3);
+    // A sweep reads at most the pages 300 jobs fill, plus the unnumbered first page and the empty last one.
+    const sweeps = sweepsOf(queries);
+    expect(sweeps.length).toBeGreaterThan(0);
+    expect(Math.max(...sweeps.map((s) => s.length))).toBeLessThanOrEqual(300 / 50 + 2);
     // The watcher asked for 50 per page and left the entity type open: one sweep covers every type.
     expect(queries.every((q) => q.state === 'processing' && q.perPage === 50 && q.entityType === undefined)).toBe(true);
   });
@@ -170,5 +195,24 @@ describe('awaitJobCompletion with the job watcher: a tenant with many processing
     expect(result.state).toBe('completed');
     expect(a.logs.some((l) => l.level === 'WARN' && /never listed/.test(l.message))).toBe(true);
     expect(jobId).not.toBe(hidden);
+  });
+});
+
+describe('the watcher createActivities builds', () => {
+  const budget = budgetWith();
+  const service = {} as ServiceClient;
+
+  it('keeps the full listing grace on a production schedule that ends at 30 s', () => {
+    const watcher = watcherFor(activityDeps(service, budget, [5_000, 10_000, 30_000]));
+    expect(watcher.settings).toMatchObject({ minSweepMs: 30_000, listLateGraceMs: 15_000, compression: 1 });
+  });
+
+  it('compresses service time only when told to', () => {
+    const watcher = watcherFor(activityDeps(service, budget, SPEC_SCHEDULE_MS, COMPRESSION));
+    expect(watcher.settings).toMatchObject({ minSweepMs: 60, listLateGraceMs: 15, compression: COMPRESSION });
+  });
+
+  it('refuses a compression below 1, saying what it expects', () => {
+    expect(() => watcherFor(activityDeps(service, budget, SPEC_SCHEDULE_MS, 0.5))).toThrow(/at least 1/);
   });
 });

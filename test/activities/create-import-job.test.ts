@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { InMemoryBudgetGate } from '../../activities/budget/in-memory-gate.js';
 import { type CreateImportJobDeps, makeCreateImportJob } from '../../activities/create-import-job.js';
 import { ServiceClient } from '../../activities/service/client.js';
 import { createTokenSource } from '../../activities/service/token-source.js';
@@ -13,6 +12,7 @@ import type { EntityType } from '../../workflows/contracts/import-input.js';
 import { jobNameWithKey } from '../../workflows/contracts/job-key.js';
 import { DEMO_TOKENS } from '../simulator/server.js';
 import { failureOf, runActivity } from '../support/activities.js';
+import type { InMemoryBudgetGate } from '../support/in-memory-budget-gate.js';
 import { budgetWith, type ServiceWorld, startServiceWorld } from './environment.js';
 
 const HOUR_MS = 3_600_000;

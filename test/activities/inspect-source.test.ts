@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InMemoryBudgetGate, SPEC_BUDGET_SETTINGS } from '../../activities/budget/in-memory-gate.js';
 import { type InspectSourceDeps, makeInspectSource } from '../../activities/inspect-source.js';
 import { ReferenceCache } from '../../activities/reference-cache.js';
 import type { InspectSourceInput, InspectSourceResult } from '../../workflows/contracts/activities.js';
 import type { EntityType, FieldMapping } from '../../workflows/contracts/import-input.js';
 import { failureOf, runActivity } from '../support/activities.js';
+import { InMemoryBudgetGate, SPEC_BUDGET_SETTINGS } from '../support/in-memory-budget-gate.js';
 import { BUCKET, startWorld, type UploadWorld } from './upload/environment.js';
 
 let world: UploadWorld;

@@ -5,13 +5,13 @@
  * its grant, whatever the answer.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { InMemoryBudgetGate } from '../../activities/budget/in-memory-gate.js';
 import { ServiceClient } from '../../activities/service/client.js';
 import { ClientCredentialsTokenSource } from '../../activities/service/client-credentials.js';
 import { ServiceCalls } from '../../activities/service-calls.js';
 import { Secret } from '../../temporal.config.js';
 import { DEMO_CLIENT, type Simulator, startSimulator } from '../simulator/server.js';
 import { failureOf, runActivity } from '../support/activities.js';
+import type { InMemoryBudgetGate } from '../support/in-memory-budget-gate.js';
 import { budgetWith } from './environment.js';
 
 let sim: Simulator;

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { SPEC_BUDGET_SETTINGS } from '../../activities/budget/in-memory-gate.js';
 import { paceFromUsage, paceIntervalMs, readReserve } from '../../activities/watch/pace.js';
 import type { LedgerUsage } from '../../workflows/contracts/budget.js';
 import { BUDGETED_ENDPOINT_NAMES, type BUDGETED_ENDPOINTS } from '../../workflows/contracts/endpoints.js';
+import { SPEC_BUDGET_SETTINGS } from '../support/in-memory-budget-gate.js';
 
 const HOUR = 3_600_000;
 const NOW = Date.parse('2026-11-25T06:00:00Z');

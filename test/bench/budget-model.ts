@@ -7,9 +7,10 @@
  * (activities/watch/pace.ts): it spends only what creates leave, so what it
  * changes is the delay, not the rate.
  */
-import { SPEC_BUDGET_SETTINGS } from '../../activities/budget/in-memory-gate.js';
+
 import { paceIntervalMs } from '../../activities/watch/pace.js';
 import type { BudgetedEndpoint } from '../../workflows/contracts/endpoints.js';
+import { SPEC_BUDGET_SETTINGS } from '../support/in-memory-budget-gate.js';
 
 export const DAY_MS = 86_400_000;
 export const TARGET_PER_DAY = 1_200;

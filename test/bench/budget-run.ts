@@ -101,6 +101,7 @@ export async function runScenario(stack: OperatorStack, spec: ScenarioSpec, task
   const latencies: number[] = [];
   const deps = createActivityDeps(config, env.client);
   deps.budget = timedGate(deps.budget, latencies);
+  deps.settings.timeCompression = spec.compression;
   const abort = new AbortController();
   let ready!: () => void;
   const polling = new Promise<void>((r) => {

@@ -4,16 +4,16 @@
  * MockActivityEnvironment. Shared by the single and the concurrent upload runs.
  */
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { InMemoryBudgetGate, SPEC_BUDGET_SETTINGS } from '../../activities/budget/in-memory-gate.js';
-import { InMemoryJobRecordGate } from '../../activities/job-record/in-memory-gate.js';
 import { createS3Client } from '../../activities/s3/client.js';
 import { S3Source } from '../../activities/s3/source.js';
 import { ServiceClient } from '../../activities/service/client.js';
 import { createTokenSource } from '../../activities/service/token-source.js';
-import { makeUploadData } from '../../activities/upload-data.js';
+import { makeUploadData } from '../../activities/upload/index.js';
 import { Secret } from '../../temporal.config.js';
 import type { UploadDataInput, UploadDataResult } from '../../workflows/contracts/activities.js';
 import { DEMO_TOKENS } from '../simulator/server.js';
+import { InMemoryBudgetGate, SPEC_BUDGET_SETTINGS } from '../support/in-memory-budget-gate.js';
+import { InMemoryJobRecordGate } from '../support/in-memory-job-record-gate.js';
 import type { BenchObject, BenchTarget } from './bench-env.js';
 
 const MiB = 1024 * 1024;

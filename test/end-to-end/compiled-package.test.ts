@@ -29,7 +29,7 @@ beforeAll(() => {
 }, 180_000);
 
 describe('npm pack', () => {
-  it('ships the compiled code, the prebuilt workflow bundle and the bin, and nothing of test/, .ci/ or the demo', () => {
+  it('ships the compiled code, the prebuilt workflow bundle and the bin, and nothing of test/, .ci/, the demo or the test doubles', () => {
     const [pack] = JSON.parse(npm(['pack', '--dry-run', '--json', '--ignore-scripts'])) as [
       { files: { path: string }[] },
     ];
@@ -49,6 +49,8 @@ describe('npm pack', () => {
       /^(test|\.ci|worker|workflows|activities)\/|\.ts$|demo|setup-temporal|temporal-binaries/.test(f),
     );
     expect(unwanted).toEqual([]);
+    // The in-memory stand-ins for the ledger and the job records exist for tests only.
+    expect(files.filter((f) => /in-memory/.test(f))).toEqual([]);
   });
 });
 

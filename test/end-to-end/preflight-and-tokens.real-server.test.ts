@@ -47,6 +47,8 @@ describe('preflight and tokens on a real Temporal server', () => {
         IMPORT_POLL_SCHEDULE: '200ms,500ms',
         IMPORT_TENANT: TENANT,
       },
+      // The spec's 60 s poll ceiling is the 500 ms schedule's last delay.
+      timeCompression: 120,
     });
     ({ env, sim, taskQueue } = stack);
     await stack.putObject('accounts.csv', 'Account Name,Account Domain\nAcme,acme.example\nGlobex,globex.example\n');

@@ -1,5 +1,5 @@
 /**
- * Two worker processes (worker/process/main.ts, two OS processes), one tenant, twenty
+ * Two worker processes (as `npm start` runs them, two OS processes), one tenant, twenty
  * imports at once, and daily limits far below what twenty imports need, on a
  * real Temporal dev server. The budget is shared through the tenant's ledger
  * workflow, not held in a process, so:
@@ -62,7 +62,10 @@ describe('two worker processes sharing one tenant budget', () => {
     });
     await stack.putObject('accounts.csv', file);
     processes.push(
-      ...(await Promise.all([startWorkerProcess(stack.workerEnv()), startWorkerProcess(stack.workerEnv())])),
+      ...(await Promise.all([
+        startWorkerProcess(stack.workerEnv(), stack.timeCompression),
+        startWorkerProcess(stack.workerEnv(), stack.timeCompression),
+      ])),
     );
   }, 180_000);
 

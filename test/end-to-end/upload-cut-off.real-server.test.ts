@@ -16,7 +16,7 @@
  * activity's heartbeat timeout (60 s) passes.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FENCED_TAIL_BYTES } from '../../activities/upload-data.js';
+import { FENCED_TAIL_BYTES } from '../../activities/upload/upload-data.js';
 import { putsTo, startImport, type WorkerPool, workerPool } from '../support/killable-worker.js';
 import { activityWorkers, waitFor } from '../support/operator-actions.js';
 import { accountsCsv, type OperatorStack, sha256, startOperatorStack } from '../support/operator-stack.js';

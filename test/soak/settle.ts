@@ -17,6 +17,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
+import { DEFAULT_WATCHER_SETTINGS } from '../../activities/watch/job-watcher.js';
 import { parseDuration } from '../../worker/config/units.js';
 import { DEFAULT_JOB_RECORD_SETTINGS } from '../../workflows/contracts/job-record.js';
 import { progressQuery } from '../../workflows/contracts/messages.js';
@@ -55,7 +56,10 @@ export function settleBoundMs(t: SoakTimings): number {
   const { leaseMs, lagMs, retryAfterMs } = DEFAULT_JOB_RECORD_SETTINGS;
   const retryMs = durationMs(ACTIVITY_RETRY_POLICY.maximumInterval);
   const sweepMs = t.pollScheduleMs.at(-1) ?? 0;
-  const work = retryAfterMs + 2 * (leaseMs + lagMs) + 4 * t.requestTimeoutMs + t.processingMs + 3 * sweepMs;
+  // The compiled worker runs production time: a job that ends before a sweep lists it waits the full listing grace.
+  const listingGraceMs = DEFAULT_WATCHER_SETTINGS.listLateGraceMs;
+  const work =
+    retryAfterMs + 2 * (leaseMs + lagMs) + 4 * t.requestTimeoutMs + t.processingMs + 3 * sweepMs + listingGraceMs;
   return lostAttemptMs() + retryMs + work;
 }
 

@@ -45,10 +45,12 @@ export function workerPool(stack: FullStack): WorkerPool {
     async start(options = {}) {
       const proxy = options.behindProxy ? await startTcpProxy(portOf(stack.env.address)) : undefined;
       const env = { ...options.env, ...(proxy ? { TEMPORAL_ADDRESS: `127.0.0.1:${proxy.port}` } : {}) };
-      const child = await startWorkerProcess(stack.workerEnv(env)).catch(async (err: unknown) => {
-        await proxy?.close();
-        throw err;
-      });
+      const child = await startWorkerProcess(stack.workerEnv(env), stack.timeCompression).catch(
+        async (err: unknown) => {
+          await proxy?.close();
+          throw err;
+        },
+      );
       const worker = killable(child, proxy);
       started.push({ worker, proxy });
       return worker;

@@ -1,13 +1,14 @@
 /**
- * The worker as `npm start` runs it, in its own OS process: worker/process/main.ts,
- * configured only by environment variables. A test can wait until it polls,
+ * The worker as `npm start` runs it, in its own OS process, configured only
+ * by environment variables; started through test/support/worker-main.ts so
+ * that the test's compression of service time reaches it. A test can wait until it polls,
  * kill it with SIGKILL (no graceful anything), or stop it with SIGTERM.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { hostname } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
-const MAIN = fileURLToPath(new URL('../../worker/process/main.ts', import.meta.url));
+const MAIN = fileURLToPath(new URL('./worker-main.ts', import.meta.url));
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 export interface WorkerProcess {
@@ -29,9 +30,12 @@ function processEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   return { ...out, ...env };
 }
 
-/** Starts worker/process/main.ts and resolves once both of its workers poll; rejects if it exits first. */
-export async function startWorkerProcess(env: Record<string, string>): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
+/**
+ * Starts the worker process and resolves once its workers poll; rejects if it
+ * exits first. `timeCompression`: service time runs that many times faster (1: not at all).
+ */
+export async function startWorkerProcess(env: Record<string, string>, timeCompression = 1): Promise<WorkerProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, String(timeCompression)], {
     cwd: ROOT,
     env: processEnv({ LOG_LEVEL: 'INFO', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],

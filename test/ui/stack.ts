@@ -73,6 +73,8 @@ export async function startStack(options: StackOptions): Promise<UiStack> {
     webUi: true,
     sdkLogLevel: 'ERROR',
     simulator: { processingMs: options.processingMs },
+    // The spec's 60 s poll ceiling is the 1 s schedule's last delay.
+    timeCompression: 60,
     workerEnv: {
       IMPORT_POLL_SCHEDULE: '500ms,1s',
       LOG_LEVEL: 'WARN',

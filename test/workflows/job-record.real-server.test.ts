@@ -17,7 +17,7 @@ import {
   type JobRecordSettings,
   type JobRecordView,
   jobRecordWorkflowId,
-  type ObjectVersion,
+  type TenantObjectVersion,
 } from '../../workflows/contracts/job-record.js';
 import { jobRecordQuery } from '../../workflows/contracts/messages.js';
 import { createEnvironment } from '../support/temporal-server.js';
@@ -58,7 +58,7 @@ describe('job record on the dev server', () => {
       ...(settings ? { settings } : {}),
       ...(clock ? { clock } : {}),
     });
-  const versionFor = (name: string): ObjectVersion => ({
+  const versionFor = (name: string): TenantObjectVersion => ({
     tenant: `t-${process.pid}`,
     bucket: 'feeds',
     key: `${name}/${++n}.csv`,
@@ -80,7 +80,7 @@ describe('job record on the dev server', () => {
     activityId,
     scheduledMs,
   });
-  const viewOf = (version: ObjectVersion) =>
+  const viewOf = (version: TenantObjectVersion) =>
     env.client.workflow.getHandle(jobRecordWorkflowId(version)).query<JobRecordView>(jobRecordQuery);
 
   it('gives one of two racing imports the create; the other follows, then gets the job', async () => {

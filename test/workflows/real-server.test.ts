@@ -21,7 +21,6 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeAwaitJobCompletion } from '../../activities/await-job-completion.js';
 import { makeCreateImportJob } from '../../activities/create-import-job.js';
-import { InMemoryJobRecordGate } from '../../activities/job-record/in-memory-gate.js';
 import { ServiceClient } from '../../activities/service/client.js';
 import { createTokenSource } from '../../activities/service/token-source.js';
 import { Secret } from '../../temporal.config.js';
@@ -41,6 +40,7 @@ import { abandonSignal, retrySignal } from '../../workflows/contracts/messages.j
 import type { importFile } from '../../workflows/import-file.js';
 import { budgetWith } from '../activities/environment.js';
 import { DEMO_TOKENS, startSimulator } from '../simulator/server.js';
+import { InMemoryJobRecordGate } from '../support/in-memory-job-record-gate.js';
 import { createEnvironment, createTimeSkippingEnvironment } from '../support/temporal-server.js';
 import { bundleWorkflows } from '../support/workflow-bundle.js';
 import { budgetExhausted, importInput, inspected, jobCreated, uploaded } from './import-fixtures.js';

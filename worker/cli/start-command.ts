@@ -19,8 +19,8 @@ import { CliError, Interrupted } from './cli-error.js';
 import { workflowUiLink } from './connect.js';
 import { type CliContext, withClient } from './context.js';
 import { formatBytes } from './import-progress.js';
-import { type ObjectVersion, objectVersionOf } from './object-version.js';
 import { destructiveListActionWarning, importInputFromFlags, type StartFlags } from './start-input.js';
+import { type VersionImport, versionImportOf } from './version-import.js';
 import { type ImportOutcome, watchImport } from './watch-import.js';
 
 interface StartOptions extends StartFlags {
@@ -39,8 +39,8 @@ export async function startCommand(options: StartOptions, ctx: CliContext): Prom
   const input = importInputFromFlags(options, loadInputDefaults(ctx.env));
   const warning = destructiveListActionWarning(input);
   if (warning) ctx.warn(warning);
-  const version = options.workflowId === undefined ? await objectVersionOf(ctx.env, input.source) : undefined;
-  const workflowId = options.workflowId ?? (version as ObjectVersion).workflowId;
+  const version = options.workflowId === undefined ? await versionImportOf(ctx.env, input.source) : undefined;
+  const workflowId = options.workflowId ?? (version as VersionImport).workflowId;
 
   await withClient(ctx, config.temporal, async ({ client }) => {
     let handle: WorkflowHandleWithFirstExecutionRunId<typeof importFile>;
@@ -93,7 +93,7 @@ async function followUntilStopped(handle: WorkflowHandle): Promise<ImportOutcome
 async function alreadyImported(
   client: Client,
   source: { bucket: string; key: string },
-  version: ObjectVersion,
+  version: VersionImport,
 ): Promise<string> {
   const object = `s3://${source.bucket}/${source.key} (ETag ${version.etag})`;
   const status = (await client.workflow.getHandle(version.workflowId).describe()).status.name;

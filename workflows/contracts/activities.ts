@@ -5,6 +5,7 @@
  */
 import type { ApiCallCounts } from './endpoints.js';
 import type { EntityType, FieldMapping, FieldMappingSet, ListAction } from './import-input.js';
+import type { ObjectVersion } from './object-version.js';
 
 /**
  * The tenant an import names, if any. Budgets are always those of the
@@ -69,16 +70,9 @@ export interface CreateImportJobInput extends BudgetScope {
    */
   searchAllStates?: boolean;
   /** The object version whose job record decides (runs with the `import-uses-job-record` marker). */
-  objectVersion?: SourceVersion;
+  objectVersion?: ObjectVersion;
   /** The version this import moved on from (its file was replaced): its record is told to let go. */
-  supersedes?: SourceVersion;
-}
-
-/** One version of a source object; with the worker's tenant it names a job record (contracts/job-record.ts). */
-export interface SourceVersion {
-  bucket: string;
-  key: string;
-  etag: string;
+  supersedes?: ObjectVersion;
 }
 
 export interface CreateImportJobResult {
@@ -127,7 +121,7 @@ export interface AwaitJobCompletionInput extends BudgetScope {
   /** ISO instant the wait began; the timeout counts from it across budget waits. */
   waitingSince?: string;
   /** The object version whose job record is told the job's end (runs with the job-record marker). */
-  objectVersion?: SourceVersion;
+  objectVersion?: ObjectVersion;
 }
 
 export interface AwaitJobCompletionResult {

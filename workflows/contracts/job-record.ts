@@ -1,20 +1,18 @@
 /**
- * The contract of the job record (one entity workflow per object version,
- * issues 19 and 20), shared by the workflow that keeps it and the
- * activity-side gate that reaches it. Only activities talk to a record, always
- * through Updates with update-with-start (defined in messages.ts); the query
- * is for operators and tests.
+ * The contract of the job record (one entity workflow per object version),
+ * shared by the workflow that keeps it and the activity-side gate that
+ * reaches it. Only activities talk to a record, always through Updates with
+ * update-with-start (defined in messages.ts); the query is for operators and
+ * tests.
  */
 import { fnv1a64 } from './job-key.js';
+import { normaliseEtag, type ObjectVersion } from './object-version.js';
 
 export const JOB_RECORD_WORKFLOW_TYPE = 'jobRecord';
 
-/** The object version a record is about: one job, ever, per version (until the service fails it). */
-export interface ObjectVersion {
+/** The object version a record is about, in one tenant: one job, ever, per version (until the service fails it). */
+export interface TenantObjectVersion extends ObjectVersion {
   tenant: string;
-  bucket: string;
-  key: string;
-  etag: string;
 }
 
 /**
@@ -131,7 +129,7 @@ export interface SupersedeRequest {
 }
 
 export interface JobRecordView {
-  version: ObjectVersion;
+  version: TenantObjectVersion;
   job?: KnownJob & { terminal?: TerminalJobState };
   failedJobs: string[];
   openIntents: { intent: Intent; seq: number; owner: Attempt; confirmedAtMs?: number }[];
@@ -164,17 +162,9 @@ export interface JobRecordResult {
 
 /** The record's input; `state` is carried across continue-as-new and into a restarted abandoned record. */
 export interface JobRecordInput {
-  version: ObjectVersion;
+  version: TenantObjectVersion;
   settings?: Partial<JobRecordSettings>;
   state?: unknown;
-}
-
-/** S3 sends ETags quoted and, for some clients, weak-prefixed: one version, one spelling. */
-export function normalisedEtag(etag: string): string {
-  return etag
-    .trim()
-    .replace(/^W\//u, '')
-    .replace(/^"(.*)"$/u, '$1');
 }
 
 /**
@@ -182,8 +172,8 @@ export function normalisedEtag(etag: string): string {
  * (bucket, key, ETag). The hash covers the tenant too, so two tenants whose
  * names read alike once cleaned never share a record.
  */
-export function jobRecordWorkflowId(version: ObjectVersion): string {
+export function jobRecordWorkflowId(version: TenantObjectVersion): string {
   const readable = version.tenant.replace(/[^A-Za-z0-9_.-]/gu, '_').slice(0, 64);
-  const object = `${version.tenant}\n${version.bucket}/${version.key}@${normalisedEtag(version.etag)}`;
+  const object = `${version.tenant}\n${version.bucket}/${version.key}@${normaliseEtag(version.etag)}`;
   return `job-record-${readable}-${fnv1a64(object)}`;
 }

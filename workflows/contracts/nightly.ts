@@ -7,6 +7,7 @@
 import type { BudgetedEndpoint } from './endpoints.js';
 import type { EntityType, FieldMappingSet, ListAction } from './import-input.js';
 import { fnv1a64 } from './job-key.js';
+import { normaliseEtag } from './object-version.js';
 
 export const NIGHTLY_WORKFLOW_TYPE = 'nightlyImport';
 export const NIGHTLY_ID_PREFIX = 'nightly-';
@@ -81,11 +82,6 @@ export interface NightlyImportInput {
    * Absent in runs that admitted by a fixed estimate, and in a night's first run.
    */
   recentSpend?: ImportSpend[];
-}
-
-/** S3 returns ETags quoted; the same object must get the same id however it was read. */
-export function normaliseEtag(etag: string): string {
-  return etag.replace(/^W\//, '').replace(/^"|"$/g, '');
 }
 
 /**

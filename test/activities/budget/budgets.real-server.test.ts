@@ -11,7 +11,6 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SPEC_BUDGET_SETTINGS } from '../../../activities/budget/in-memory-gate.js';
 import { TemporalBudgetGate } from '../../../activities/budget/temporal-gate.js';
 import { makeCountWindowSpend } from '../../../activities/budget/window-spend.js';
 import { makeCreateImportJob } from '../../../activities/create-import-job.js';
@@ -24,6 +23,7 @@ import { type BudgetSettings, ledgerWorkflowId } from '../../../workflows/contra
 import { clearExhaustedSignal, exhaustedSignal, usageQuery } from '../../../workflows/contracts/messages.js';
 import { DEMO_TOKENS, type Simulator, startSimulator } from '../../simulator/server.js';
 import { failureOf, runActivity } from '../../support/activities.js';
+import { SPEC_BUDGET_SETTINGS } from '../../support/in-memory-budget-gate.js';
 import { createEnvironment } from '../../support/temporal-server.js';
 import { bundleWorkflows } from '../../support/workflow-bundle.js';
 

@@ -7,14 +7,15 @@
  * like any call.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { InMemoryBudgetGate } from '../../../activities/budget/in-memory-gate.js';
 import { makeCreateImportJob } from '../../../activities/create-import-job.js';
 import { makeFindImportJobs } from '../../../activities/dry-run/find-import-jobs.js';
-import { InMemoryJobRecordGate } from '../../../activities/job-record/in-memory-gate.js';
-import type { CreateImportJobResult, SourceVersion } from '../../../workflows/contracts/activities.js';
+import type { CreateImportJobResult } from '../../../workflows/contracts/activities.js';
 import type { DryRunStep, FindImportJobsInput, FindImportJobsResult } from '../../../workflows/contracts/dry-run.js';
 import { jobRecordWorkflowId } from '../../../workflows/contracts/job-record.js';
+import type { ObjectVersion } from '../../../workflows/contracts/object-version.js';
 import { runActivity } from '../../support/activities.js';
+import type { InMemoryBudgetGate } from '../../support/in-memory-budget-gate.js';
+import { InMemoryJobRecordGate } from '../../support/in-memory-job-record-gate.js';
 import { budgetWith, type ServiceWorld, startServiceWorld } from '../environment.js';
 
 const TENANT = 't1';
@@ -35,14 +36,14 @@ describe('findImportJobs: the job record answers, never the job list', () => {
     gate = new InMemoryJobRecordGate();
   });
 
-  const version = (): SourceVersion => {
+  const version = (): ObjectVersion => {
     n += 1;
     return { bucket: 'drops', key: `accounts-${n}.csv`, etag: `"etag-${n}"` };
   };
-  const recordOf = (v: SourceVersion) => jobRecordWorkflowId({ ...v, tenant: TENANT });
+  const recordOf = (v: ObjectVersion) => jobRecordWorkflowId({ ...v, tenant: TENANT });
 
   /** The version's job, made as an import with the record marker makes it: createImportJob through the record. */
-  async function importedThroughRecord(v: SourceVersion): Promise<string> {
+  async function importedThroughRecord(v: ObjectVersion): Promise<string> {
     const created = runActivity<Parameters<ReturnType<typeof makeCreateImportJob>>[0], CreateImportJobResult>(
       makeCreateImportJob({ service: w.service, budget, jobRecord: gate }),
       {
@@ -62,7 +63,7 @@ describe('findImportJobs: the job record answers, never the job list', () => {
     return (await created.result).jobId;
   }
   /** What the upload and the job wait tell the record, as they would. */
-  const tellRecord = (v: SourceVersion, jobId: string, state: string) =>
+  const tellRecord = (v: ObjectVersion, jobId: string, state: string) =>
     gate
       .session(
         { ...v, tenant: TENANT },
@@ -71,7 +72,7 @@ describe('findImportJobs: the job record answers, never the job list', () => {
       .noteJobState(jobId, state);
 
   /** One dry-run lookup; what reached the service and what the record was told while it ran. */
-  async function lookUp(...versions: SourceVersion[]) {
+  async function lookUp(...versions: ObjectVersion[]) {
     const requestsBefore = w.sim.requests().length;
     const messagesBefore = gate.messages.length;
     const recordsBefore = [...gate.records.keys()];

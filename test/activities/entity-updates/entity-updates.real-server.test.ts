@@ -18,7 +18,6 @@ import { temporal } from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SPEC_BUDGET_SETTINGS } from '../../../activities/budget/in-memory-gate.js';
 import { TemporalBudgetGate } from '../../../activities/budget/temporal-gate.js';
 import { EntityUpdates } from '../../../activities/entity-updates/client.js';
 import { MAX_UPDATE_ID_BYTES, updateId } from '../../../activities/entity-updates/update-id.js';
@@ -26,10 +25,11 @@ import { TemporalJobRecordGate } from '../../../activities/job-record/gate.js';
 import { temporalMappingLocks } from '../../../activities/mapping-lock.js';
 import { ServiceCalls } from '../../../activities/service-calls.js';
 import type { ReserveResult } from '../../../workflows/contracts/budget.js';
-import { JOB_RECORD_WORKFLOW_TYPE, type ObjectVersion } from '../../../workflows/contracts/job-record.js';
+import { JOB_RECORD_WORKFLOW_TYPE, type TenantObjectVersion } from '../../../workflows/contracts/job-record.js';
 import { mappingLockWorkflowId } from '../../../workflows/contracts/mapping-lock.js';
 import { claimCreateUpdate, releaseMappingLockSignal } from '../../../workflows/contracts/messages.js';
 import { failureOf, runActivity } from '../../support/activities.js';
+import { SPEC_BUDGET_SETTINGS } from '../../support/in-memory-budget-gate.js';
 import { createDevServerWith } from '../../support/temporal-server.js';
 import { bundleWorkflows } from '../../support/workflow-bundle.js';
 
@@ -93,7 +93,12 @@ describe('update ids', () => {
 });
 
 describe('a job record reached from an import whose workflow id is as long as Temporal allows', () => {
-  const version = (): ObjectVersion => ({ tenant: 't', bucket: 'feeds', key: `${randomUUID()}.csv`, etag: '"e"' });
+  const version = (): TenantObjectVersion => ({
+    tenant: 't',
+    bucket: 'feeds',
+    key: `${randomUUID()}.csv`,
+    etag: '"e"',
+  });
 
   it.each([
     ['1,000 ASCII characters', 'w'.repeat(1_000)],
@@ -152,7 +157,7 @@ describe('a "no" is never sent again', () => {
     expect(f.message).toContain('WorkflowId exceeds maximum allowed length');
   });
 
-  function version(): ObjectVersion {
+  function version(): TenantObjectVersion {
     return { tenant: 't', bucket: 'feeds', key: `${randomUUID()}.csv`, etag: '"e"' };
   }
 });

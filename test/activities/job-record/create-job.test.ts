@@ -6,20 +6,17 @@
  * heartbeat details of the one before (they may never have been delivered).
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { InMemoryBudgetGate } from '../../../activities/budget/in-memory-gate.js';
 import { type CreateImportJobDeps, makeCreateImportJob } from '../../../activities/create-import-job.js';
 import { currentAttempt, type JobRecordGate } from '../../../activities/job-record/gate.js';
-import { InMemoryJobRecordGate } from '../../../activities/job-record/in-memory-gate.js';
 import { ServiceClient } from '../../../activities/service/client.js';
 import { createTokenSource } from '../../../activities/service/token-source.js';
 import { Secret } from '../../../temporal.config.js';
-import type {
-  CreateImportJobInput,
-  CreateImportJobResult,
-  SourceVersion,
-} from '../../../workflows/contracts/activities.js';
+import type { CreateImportJobInput, CreateImportJobResult } from '../../../workflows/contracts/activities.js';
+import type { ObjectVersion } from '../../../workflows/contracts/object-version.js';
 import { DEMO_TOKENS } from '../../simulator/server.js';
 import { failureOf, runActivity } from '../../support/activities.js';
+import type { InMemoryBudgetGate } from '../../support/in-memory-budget-gate.js';
+import { InMemoryJobRecordGate } from '../../support/in-memory-job-record-gate.js';
 import { budgetWith, type ServiceWorld, startServiceWorld } from '../environment.js';
 
 /** A lease must outlast the 1 s margin the fence keeps before the last byte. */
@@ -49,11 +46,11 @@ describe('createImportJob through the job record', () => {
     gate = new InMemoryJobRecordGate(SETTINGS);
   });
 
-  function version(): SourceVersion {
+  function version(): ObjectVersion {
     n += 1;
     return { bucket: 'imports', key: `accounts-${n}.csv`, etag: `"etag-${n}"` };
   }
-  const input = (objectVersion: SourceVersion, extra: Partial<CreateImportJobInput> = {}): CreateImportJobInput => ({
+  const input = (objectVersion: ObjectVersion, extra: Partial<CreateImportJobInput> = {}): CreateImportJobInput => ({
     tenant: 't1',
     jobKey: `unused${n.toString().padStart(10, '0')}`,
     dataImportName: 'accounts.csv',

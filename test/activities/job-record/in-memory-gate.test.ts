@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { InMemoryJobRecordGate } from '../../../activities/job-record/in-memory-gate.js';
 import type { Attempt } from '../../../workflows/contracts/job-record.js';
+import { InMemoryJobRecordGate } from '../../support/in-memory-job-record-gate.js';
 
 const version = { tenant: 't', bucket: 'b', key: 'k.csv', etag: 'e1' };
 const attempt = (workflowId: string, scheduledMs: number): Attempt => ({

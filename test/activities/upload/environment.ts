@@ -7,18 +7,18 @@ import { Readable } from 'node:stream';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Info } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { InMemoryBudgetGate, SPEC_BUDGET_SETTINGS } from '../../../activities/budget/in-memory-gate.js';
-import { InMemoryJobRecordGate } from '../../../activities/job-record/in-memory-gate.js';
 import { type RangeRead, S3Source } from '../../../activities/s3/source.js';
 import { ServiceClient } from '../../../activities/service/client.js';
 import { createTokenSource } from '../../../activities/service/token-source.js';
-import { makeUploadData, type UploadDataDeps } from '../../../activities/upload-data.js';
+import { makeUploadData, type UploadDataDeps } from '../../../activities/upload/index.js';
 import { Secret } from '../../../temporal.config.js';
 import { type LocalS3, startLocalS3 } from '../../../worker/demo/local-s3.js';
 import type { UploadDataInput, UploadDataResult, UploadProgress } from '../../../workflows/contracts/activities.js';
 import { DEMO_TOKENS, type Simulator, startSimulator } from '../../simulator/server.js';
 import { accountsCsv } from '../../support/accounts-csv.js';
 import { type ActivityRun, runActivity } from '../../support/activities.js';
+import { InMemoryBudgetGate, SPEC_BUDGET_SETTINGS } from '../../support/in-memory-budget-gate.js';
+import { InMemoryJobRecordGate } from '../../support/in-memory-job-record-gate.js';
 
 export { sha256 } from '../../support/accounts-csv.js';
 

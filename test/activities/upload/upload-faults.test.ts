@@ -4,10 +4,10 @@
  * retries Temporal would make, against the simulator on a real socket.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { InMemoryJobRecordGate } from '../../../activities/job-record/in-memory-gate.js';
-import type { UploadDataDeps } from '../../../activities/upload-data.js';
+import type { UploadDataDeps } from '../../../activities/upload/index.js';
 import type { UploadDataInput } from '../../../workflows/contracts/activities.js';
 import { until } from '../../simulator/test-client.js';
+import type { InMemoryJobRecordGate } from '../../support/in-memory-job-record-gate.js';
 import {
   csvBytes,
   dataPutsTo,

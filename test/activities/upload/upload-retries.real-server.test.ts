@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeUploadData } from '../../../activities/upload-data.js';
+import { makeUploadData } from '../../../activities/upload/index.js';
 import { createEnvironment } from '../../support/temporal-server.js';
 import { BUCKET, csvBytes, etagOf, startWorld, type UploadWorld, uploadDeps } from './environment.js';
 

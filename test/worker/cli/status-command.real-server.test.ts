@@ -84,9 +84,8 @@ describe('import-worker status', () => {
       args: [],
     });
     const ctx = context();
-    const startedAt = Date.now();
     await statusCommand('status-no-worker', ctx);
-    expect(Date.now() - startedAt).toBeLessThan(5_000);
+    // The no-worker note, not "no worker answered the progress query": no query was sent to time out.
     expect(ctx.warned).toEqual([
       'no worker polls task queue "nobody-polls": start one, or check IMPORT_TASK_QUEUE; the import starts when a worker does',
     ]);

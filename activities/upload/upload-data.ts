@@ -30,19 +30,19 @@
 import type { Readable } from 'node:stream';
 import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { UploadDataInput, UploadDataResult, UploadProgress } from '../workflows/contracts/activities.js';
-import type { ClaimUploadAnswer } from '../workflows/contracts/job-record.js';
-import type { BudgetGate } from './budget/gate.js';
-import { failure } from './failures.js';
-import { FenceRefused, fencedBody } from './job-record/fenced-body.js';
-import type { JobRecordGate, JobRecordSession } from './job-record/gate.js';
-import { knownJobState, unexpectedJobState } from './job-state.js';
-import { RangeNotHonoured, SourceAccessDenied, SourceObjectChanged, SourceObjectMissing, s3Url } from './s3/errors.js';
-import { AUTO_MAX_PARTS, openRangedRead, type ParallelParts } from './s3/ranged-reader.js';
-import type { S3Source } from './s3/source.js';
-import type { CallOptions, ImportJob, SubmitDataOptions } from './service/types.js';
-import { ServiceCalls } from './service-calls.js';
-import { IdleWatchdog } from './upload/idle-watchdog.js';
+import type { UploadDataInput, UploadDataResult, UploadProgress } from '../../workflows/contracts/activities.js';
+import type { ClaimUploadAnswer } from '../../workflows/contracts/job-record.js';
+import type { BudgetGate } from '../budget/gate.js';
+import { failure } from '../failures.js';
+import { FenceRefused, fencedBody } from '../job-record/fenced-body.js';
+import type { JobRecordGate, JobRecordSession } from '../job-record/gate.js';
+import { knownJobState, unexpectedJobState } from '../job-state.js';
+import { RangeNotHonoured, SourceAccessDenied, SourceObjectChanged, SourceObjectMissing, s3Url } from '../s3/errors.js';
+import { AUTO_MAX_PARTS, openRangedRead, type ParallelParts } from '../s3/ranged-reader.js';
+import type { S3Source } from '../s3/source.js';
+import type { CallOptions, ImportJob, SubmitDataOptions } from '../service/types.js';
+import { ServiceCalls } from '../service-calls.js';
+import { IdleWatchdog } from './idle-watchdog.js';
 
 /** What this activity needs of the service client. */
 interface UploadService {

@@ -7,20 +7,22 @@ import { createS3Client } from '../../activities/s3/client.js';
 import { S3Source } from '../../activities/s3/source.js';
 import { loadS3Config } from '../../temporal.config.js';
 import type { S3ObjectRef } from '../../workflows/contracts/import-input.js';
-import { normaliseEtag, objectImportWorkflowId } from '../../workflows/contracts/nightly.js';
+import { objectImportWorkflowId } from '../../workflows/contracts/nightly.js';
+import { normaliseEtag } from '../../workflows/contracts/object-version.js';
 import { CliError } from './cli-error.js';
 
-export interface ObjectVersion {
+/** The import of one object version: its workflow id, and the ETag that names the version. */
+export interface VersionImport {
   workflowId: string;
   /** Unquoted, as the messages show it. */
   etag: string;
 }
 
 /** Reads the object's current ETag (one HEAD); configuration problems surface before any request. */
-export async function objectVersionOf(
+export async function versionImportOf(
   env: Record<string, string | undefined>,
   source: S3ObjectRef,
-): Promise<ObjectVersion> {
+): Promise<VersionImport> {
   const client = createS3Client(loadS3Config(env));
   try {
     const head = await new S3Source(client).head(source.bucket, source.key);

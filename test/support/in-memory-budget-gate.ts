@@ -3,6 +3,8 @@
  * It stands in for the ledger workflow where no Temporal server runs
  * (activity tests); the decisions are the same code the workflow runs.
  */
+
+import type { BudgetGate } from '../../activities/budget/gate.js';
 import { loadBudgetSettings } from '../../temporal.config.js';
 import { createState, release, reportDailyLimit, reserve, usage } from '../../workflows/budget-ledger-state.js';
 import type {
@@ -13,7 +15,6 @@ import type {
   ReserveResult,
 } from '../../workflows/contracts/budget.js';
 import type { BudgetedEndpoint } from '../../workflows/contracts/endpoints.js';
-import type { BudgetGate } from './gate.js';
 
 /** The configuration's default limits, which are the spec's published ones. */
 export const SPEC_BUDGET_SETTINGS: BudgetSettings = {

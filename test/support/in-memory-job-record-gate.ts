@@ -6,12 +6,19 @@
  */
 
 import {
+  currentAttempt,
+  type JobRecordGate,
+  type JobRecordReader,
+  type JobRecordSession,
+  leaseFrom,
+} from '../../activities/job-record/gate.js';
+import {
   type Attempt,
   type ClosedRun,
   type JobRecordReading,
   type JobRecordSettings,
   jobRecordWorkflowId,
-  type ObjectVersion,
+  type TenantObjectVersion,
 } from '../../workflows/contracts/job-record.js';
 import {
   claimCreate,
@@ -26,7 +33,6 @@ import {
   uploadEnded,
   view,
 } from '../../workflows/job-record-state.js';
-import { currentAttempt, type JobRecordGate, type JobRecordReader, type JobRecordSession, leaseFrom } from './gate.js';
 
 export class InMemoryJobRecordGate implements JobRecordGate, JobRecordReader {
   readonly records = new Map<string, JobRecordState>();
@@ -41,18 +47,18 @@ export class InMemoryJobRecordGate implements JobRecordGate, JobRecordReader {
     readonly clock: () => number = () => performance.now(),
   ) {}
 
-  stateOf(version: ObjectVersion): JobRecordState | undefined {
+  stateOf(version: TenantObjectVersion): JobRecordState | undefined {
     return this.records.get(jobRecordWorkflowId(version));
   }
 
   /** A look, never a message: a record that does not exist is not made. */
-  async read(version: ObjectVersion): Promise<JobRecordReading> {
+  async read(version: TenantObjectVersion): Promise<JobRecordReading> {
     const state = this.stateOf(version);
     return state ? { status: 'running', view: view(state) } : { status: 'absent' };
   }
 
   apply<R, A>(
-    version: ObjectVersion,
+    version: TenantObjectVersion,
     step: string,
     decide: (s: JobRecordState, r: R, nowMs: number) => Step<A>,
     request: R,
@@ -69,7 +75,7 @@ export class InMemoryJobRecordGate implements JobRecordGate, JobRecordReader {
     return this.closedRuns.has(`${run.workflowId}/${run.runId}`);
   }
 
-  session(version: ObjectVersion, attempt: Attempt = currentAttempt()): JobRecordSession {
+  session(version: TenantObjectVersion, attempt: Attempt = currentAttempt()): JobRecordSession {
     const gate = this;
     const apply = <R, A>(step: string, decide: (s: JobRecordState, r: R, nowMs: number) => Step<A>, r: R) =>
       gate.apply(version, step, decide, r);
