@@ -14,7 +14,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SPEC_BUDGET_SETTINGS } from '../../../activities/budget/in-memory-gate.js';
 import { TemporalBudgetGate } from '../../../activities/budget/temporal-gate.js';
 import { makeCountWindowSpend } from '../../../activities/budget/window-spend.js';
-import { makeCreateImportJob } from '../../../activities/create-import-job.js';
+import { makeCreateImportJob } from '../../../activities/create-job/create-import-job.js';
+import { InMemoryJobRecordGate } from '../../../activities/job-record/in-memory-gate.js';
 import { ServiceClient } from '../../../activities/service/client.js';
 import { createTokenSource } from '../../../activities/service/token-source.js';
 import { ServiceCalls } from '../../../activities/service-calls.js';
@@ -222,11 +223,11 @@ describe('daily budgets on a real Temporal server', () => {
 
   it("an input naming another tenant is refused before any call; without one, the worker's tenant pays", async () => {
     const budget = gate();
-    const createImportJob = makeCreateImportJob({ service, budget });
+    const createImportJob = makeCreateImportJob({ service, budget, jobRecord: new InMemoryJobRecordGate() });
     const input: CreateImportJobInput = {
-      jobKey: `k${randomUUID().slice(0, 8)}`,
       dataImportName: 'tenant check',
       entityType: 'Account',
+      objectVersion: { bucket: 'b', key: `k${randomUUID().slice(0, 8)}.csv`, etag: '"e"' },
     };
     const requestsBefore = sim.requests().length;
     const refused = await failureOf(runActivity(createImportJob, { ...input, tenant: 'someone-else' }).result);

@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { InMemoryBudgetGate } from '../../../activities/budget/in-memory-gate.js';
-import { makeCreateImportJob } from '../../../activities/create-import-job.js';
+import { makeCreateImportJob } from '../../../activities/create-job/create-import-job.js';
 import { makeFindImportJobs } from '../../../activities/dry-run/find-import-jobs.js';
 import { InMemoryJobRecordGate } from '../../../activities/job-record/in-memory-gate.js';
 import type { CreateImportJobResult, SourceVersion } from '../../../workflows/contracts/activities.js';
@@ -41,13 +41,12 @@ describe('findImportJobs: the job record answers, never the job list', () => {
   };
   const recordOf = (v: SourceVersion) => jobRecordWorkflowId({ ...v, tenant: TENANT });
 
-  /** The version's job, made as an import with the record marker makes it: createImportJob through the record. */
+  /** The version's job, made as an import makes it: createImportJob through the record. */
   async function importedThroughRecord(v: SourceVersion): Promise<string> {
     const created = runActivity<Parameters<ReturnType<typeof makeCreateImportJob>>[0], CreateImportJobResult>(
       makeCreateImportJob({ service: w.service, budget, jobRecord: gate }),
       {
         tenant: TENANT,
-        jobKey: 'unused0000000000',
         dataImportName: v.key,
         entityType: 'Account',
         objectVersion: v,

@@ -13,8 +13,8 @@
  * be lost or stale, and a job may sit on any page.
  */
 
-import type { EntityType } from '../workflows/contracts/import-input.js';
-import { jobNameHasKey } from '../workflows/contracts/job-key.js';
+import type { EntityType } from '../../workflows/contracts/import-input.js';
+import { jobNameHasKey } from '../../workflows/contracts/job-key.js';
 import type {
   CallOptions,
   ImportJob,
@@ -22,8 +22,8 @@ import type {
   ImportJobState,
   ListedJob,
   ListJobsQuery,
-} from './service/types.js';
-import type { ServiceCalls } from './service-calls.js';
+} from '../service/types.js';
+import type { ServiceCalls } from '../service-calls.js';
 
 /** What a search needs of the service client. */
 export interface JobListingService {
