@@ -103,12 +103,15 @@ async function putObject(key: string, body: Buffer): Promise<void> {
   await world.s3.client.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: body }));
 }
 
+let attemptsScheduled = 0;
+
 /** Identity of one activity attempt, as Temporal would give it. */
 function attempt(workflowId: string, runId: string, activityId: string, n = 1): Partial<Info> {
   return {
     activityId,
     attempt: n,
-    currentAttemptScheduledTimestampMs: n,
+    // Later attempts are scheduled later, as Temporal schedules them: the job record orders them so.
+    currentAttemptScheduledTimestampMs: ++attemptsScheduled,
     workflowExecution: { workflowId, runId },
   } as Partial<Info>;
 }
