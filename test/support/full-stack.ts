@@ -22,7 +22,7 @@ import { type LocalS3, S3RVER_CREDENTIALS, startLocalS3 } from '../../worker/dem
 import { startDevServer } from '../../worker/demo/local-temporal.js';
 import { runWorker } from '../../worker/process/run-worker.js';
 import { DEMO_TOKENS, type Simulator, type SimulatorOptions, startSimulator } from '../simulator/server.js';
-import { createEnvironment } from './temporal-server.js';
+import { createDevServerWith, createEnvironment } from './temporal-server.js';
 import { bundleWorkflows } from './workflow-bundle.js';
 
 /** Worker variables; `undefined` removes one the stack would set (e.g. COMPANY_DATA_TOKEN for client credentials). */
@@ -38,6 +38,8 @@ interface FullStackOptions {
   workerEnv?: WorkerVariables;
   /** A dev server with its Web UI on a free port, ignoring TEMPORAL_ADDRESS (the browser tests). */
   webUi?: boolean;
+  /** A dev server of its own with these server settings (dynamic config), ignoring TEMPORAL_ADDRESS. */
+  temporalDynamicConfig?: Record<string, string | number>;
   /** The level of the SDK's own log lines in this process (default WARN: worker state changes are noise). */
   sdkLogLevel?: 'WARN' | 'ERROR';
 }
@@ -69,9 +71,9 @@ interface Temporal {
   uiUrl?: string;
 }
 
-async function startTemporal(webUi: boolean): Promise<Temporal> {
+async function startTemporal(webUi: boolean, dynamicConfig?: Record<string, string | number>): Promise<Temporal> {
   if (webUi) return startDevServer(process.env);
-  const env = await createEnvironment();
+  const env = dynamicConfig ? await createDevServerWith(dynamicConfig) : await createEnvironment();
   return { env, namespace: env.namespace ?? 'default' };
 }
 
@@ -80,7 +82,7 @@ export async function startFullStack(options: FullStackOptions): Promise<FullSta
   const dir = mkdtempSync(join(tmpdir(), 'full-stack-'));
   const bundlePath = join(dir, 'workflow-bundle.js');
   const started = await Promise.allSettled([
-    startTemporal(options.webUi ?? false),
+    startTemporal(options.webUi ?? false, options.temporalDynamicConfig),
     startLocalS3({ buckets: [options.bucket] }),
     startSimulator(options.simulator),
     bundleWorkflows(),
