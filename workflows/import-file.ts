@@ -3,7 +3,7 @@
  *
  * Steps: inspectSource -> applyFieldMappings (when given) -> createImportJob
  * -> uploadData -> awaitJobCompletion. The long work happens inside
- * heartbeating activities, so a happy path is a fixed, small history (44
+ * heartbeating activities, so a happy path is a fixed, small history (40
  * events with mappings, 29 without) whatever the file size or job duration.
  *
  * Exactly once, across worker crashes, retries and operator Resets:
