@@ -126,12 +126,11 @@ async function createThroughRecord(
         answer = await session.claimCreate();
         break;
       case 'resolve': {
-        // Counted from this claim, which came after the earlier POST ended (or its worker died): case 7.
+        // Counted from this claim, which came after the earlier POST ended (or its worker died).
         await sleepHeartbeating(Math.max(answer.settleMs, deps.settleMs), deps.sliceMs, beat);
         const found = await search.find({
           entityType: input.entityType,
           jobKey: answer.jobKey,
-          states: ['new'],
           perPage: deps.perPage,
         });
         log.info(found ? 'Import job found, created earlier' : 'No job from the uncertain create: creating', {

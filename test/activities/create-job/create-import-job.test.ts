@@ -274,7 +274,7 @@ describe('createImportJob through the job record', () => {
   });
 
   // Last: its 5,000 jobs would make every search above page through them.
-  it('creates with no list call at all: a tenant with 5,000 earlier jobs pays one POST (issue 20 item 3)', async () => {
+  it('creates with no list call at all: a tenant with 5,000 earlier jobs pays one POST', async () => {
     for (let k = 0; k < 5_000; k += 100) {
       await Promise.all(
         Array.from({ length: 100 }, (_, j) =>

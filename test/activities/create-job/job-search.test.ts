@@ -45,7 +45,6 @@ describe('JobSearch', () => {
       const found = await new JobSearch(calls, w.service, Context.current().cancellationSignal, () => undefined).find({
         entityType,
         jobKey,
-        states: ['new'],
         perPage,
       });
       return { found, apiCalls: calls.counts };
