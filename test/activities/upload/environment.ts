@@ -8,6 +8,7 @@ import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Info } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { InMemoryBudgetGate, SPEC_BUDGET_SETTINGS } from '../../../activities/budget/in-memory-gate.js';
+import { currentAttempt } from '../../../activities/job-record/gate.js';
 import { InMemoryJobRecordGate } from '../../../activities/job-record/in-memory-gate.js';
 import { type RangeRead, S3Source } from '../../../activities/s3/source.js';
 import { ServiceClient } from '../../../activities/service/client.js';
@@ -136,12 +137,30 @@ export function uploadDeps(world: UploadWorld, overrides: Partial<UploadDataDeps
 
 type UploadAttempt = ActivityRun<UploadDataResult, UploadProgress>;
 
-/** Runs one attempt of uploadData, recording its heartbeats. */
+/**
+ * Runs one attempt of uploadData, recording its heartbeats. As in an import,
+ * the job was made through the object version's record first: a record that
+ * knows no job yet is told the input's job was created by this workflow's
+ * createImportJob (scheduled before any upload attempt).
+ */
 export function runUpload(deps: UploadDataDeps, input: UploadDataInput, info: Partial<Info> = {}): UploadAttempt {
-  return runActivity<UploadDataInput, UploadDataResult, UploadProgress>(makeUploadData(deps), input, {
+  const upload = makeUploadData(deps);
+  const afterCreate = async (i: UploadDataInput) => {
+    await jobMadeThroughRecord(deps, i);
+    return upload(i);
+  };
+  return runActivity<UploadDataInput, UploadDataResult, UploadProgress>(afterCreate, input, {
     activityId: 'upload',
     ...info,
   });
+}
+
+async function jobMadeThroughRecord(deps: UploadDataDeps, input: UploadDataInput): Promise<void> {
+  const { workflowId, runId } = currentAttempt();
+  const version = { tenant: deps.budget.tenant, bucket: input.bucket, key: input.key, etag: input.etag };
+  const create = deps.jobRecord.session(version, { workflowId, runId, activityId: 'create', scheduledMs: 0 });
+  const claim = await create.claimCreate();
+  if (claim.kind === 'create') await create.resolveCreate(claim.seq, { jobId: input.jobId, state: 'new' });
 }
 
 /** CSV-like bytes, exactly `bytes` long: a header row, then numbered rows (deterministic, so hashes are stable). */
