@@ -138,18 +138,22 @@ export function uploadDeps(world: UploadWorld, overrides: Partial<UploadDataDeps
 type UploadAttempt = ActivityRun<UploadDataResult, UploadProgress>;
 
 /**
- * Runs one attempt of uploadData, recording its heartbeats. As in an import,
- * the job was made through the object version's record first: a record that
- * knows no job yet is told the input's job was created by this workflow's
- * createImportJob (scheduled before any upload attempt).
+ * uploadData as an import runs it: its job was made through the object
+ * version's record first. A record that knows no job yet is told the input's
+ * job was created by this workflow's createImportJob (scheduled before any
+ * upload attempt).
  */
-export function runUpload(deps: UploadDataDeps, input: UploadDataInput, info: Partial<Info> = {}): UploadAttempt {
+export function uploadAfterCreate(deps: UploadDataDeps) {
   const upload = makeUploadData(deps);
-  const afterCreate = async (i: UploadDataInput) => {
-    await jobMadeThroughRecord(deps, i);
-    return upload(i);
+  return async function uploadData(input: UploadDataInput): Promise<UploadDataResult> {
+    await jobMadeThroughRecord(deps, input);
+    return upload(input);
   };
-  return runActivity<UploadDataInput, UploadDataResult, UploadProgress>(afterCreate, input, {
+}
+
+/** Runs one attempt of uploadData (after its create, see uploadAfterCreate), recording its heartbeats. */
+export function runUpload(deps: UploadDataDeps, input: UploadDataInput, info: Partial<Info> = {}): UploadAttempt {
+  return runActivity<UploadDataInput, UploadDataResult, UploadProgress>(uploadAfterCreate(deps), input, {
     activityId: 'upload',
     ...info,
   });
