@@ -9,7 +9,7 @@ import { makeApplyFieldMappings } from './apply-field-mappings.js';
 import { makeAwaitJobCompletion } from './await-job-completion.js';
 import type { BudgetGate } from './budget/gate.js';
 import { makeCountWindowSpend } from './budget/window-spend.js';
-import { makeCreateImportJob } from './create-import-job.js';
+import { makeCreateImportJob } from './create-job/create-import-job.js';
 import { createDryRunActivities } from './dry-run/index.js';
 import { makeInspectSource } from './inspect-source.js';
 import type { JobRecordGate, JobRecordReader } from './job-record/gate.js';

@@ -9,22 +9,15 @@
  * Besides `reserve`: `release` gives back a grant whose call never left,
  * `dailyLimitReached` records the service's own daily 429 and answers how long
  * the endpoint stays blocked, the `exhausted` / `clearExhausted` signals let
- * an operator set or lift a block, and `usage` shows the counts. Behaviour
- * added after runs were recorded sits behind `patched()` markers, so every
- * recorded run replays as it ran.
+ * an operator set or lift a block, and `usage` shows the counts. It wakes
+ * when a block ends, so `usage` (answered at the workflow's last-known time)
+ * never shows an expired block; a run that starts without counts takes the
+ * service's own record of the window first.
  *
  * Under Worker Versioning it is pinned, and ends its run early to continue
  * as new on a release that became current (see versioning.ts).
  */
-import {
-  allHandlersFinished,
-  condition,
-  log,
-  patched,
-  proxyActivities,
-  setHandler,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { allHandlersFinished, condition, log, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import {
   clearExhausted,
   clearExhaustedSignalProblem,
@@ -66,17 +59,6 @@ import {
 } from './contracts/messages.js';
 import { continueAsNewOnCurrentVersion, newVersionIsCurrent } from './versioning.js';
 
-/** What every run started before the threshold travelled in the input used: never change it. */
-const LEGACY_MAX_HISTORY_EVENTS = 2_000;
-/**
- * Runs with this marker wake when a block ends, so that the `usage` query
- * (answered at the workflow's last-known time) never shows an expired block.
- */
-const WAKE_AT_BLOCK_END_PATCH = 'ledger-wakes-at-block-end';
-
-/** Runs with this marker that start without counts take the service's own record of the window first. */
-const SEED_FROM_SERVICE_PATCH = 'ledger-seeds-a-fresh-window-from-the-service';
-
 const { countWindowSpend } = proxyActivities<LedgerActivities>({
   startToCloseTimeout: '5m',
   // A few tries: a ledger that cannot read the record starts from zero rather than grant nothing.
@@ -90,9 +72,6 @@ function validated(problemOf: (arg: unknown) => string | undefined) {
   };
 }
 
-// The awaits below are where they were when the runs in the recorded histories
-// ran: handlers and this body share the run's state, so which of them reads it
-// first must not move (an extra async layer would let a handler in earlier).
 export async function budgetLedger(input: LedgerInput): Promise<never> {
   const ledger = new LedgerRun(input);
   ledger.answerMessages();
@@ -107,12 +86,7 @@ export async function budgetLedger(input: LedgerInput): Promise<never> {
   }
 
   const windowEnd = ledger.windowEndMs();
-  if (patched(WAKE_AT_BLOCK_END_PATCH)) {
-    while (!ledger.runIsOver() && Date.now() < windowEnd) await ledger.untilBlocksChange(windowEnd);
-  } else {
-    // Times out at the window's end: the timer to the next reset.
-    await condition(ledger.runIsOver, windowEnd - Date.now());
-  }
+  while (!ledger.runIsOver() && Date.now() < windowEnd) await ledger.untilBlocksChange(windowEnd);
   await condition(allHandlersFinished);
   return continueAsNewOnCurrentVersion<typeof budgetLedger>(ledger.nextRunInput(windowEnd));
 }
@@ -132,11 +106,11 @@ class LedgerRun {
   constructor(private readonly input: LedgerInput) {
     this.settings = input.settings;
     this.latestSettings = input.settings;
-    this.maxHistoryEvents = input.maxHistoryEvents ?? LEGACY_MAX_HISTORY_EVENTS;
+    this.maxHistoryEvents = input.maxHistoryEvents ?? LEDGER_MAX_HISTORY_EVENTS;
     this.state = input.state
       ? rollover(input.state, this.settings, Date.now())
       : createState(this.settings, Date.now());
-    this.seeded = input.state !== undefined || !patched(SEED_FROM_SERVICE_PATCH);
+    this.seeded = input.state !== undefined;
   }
 
   answerMessages(): void {

@@ -39,10 +39,10 @@ import type {
 import { type ApiCallCounts, addApiCalls } from './contracts/endpoints.js';
 import { type ImportFileInput, importInputProblems, normaliseImportInput } from './contracts/import-input.js';
 import { jobNameWithKey } from './contracts/job-key.js';
-import { feedObjectWorkflowId, objectImportWorkflowId } from './contracts/nightly.js';
+import { objectImportWorkflowId } from './contracts/nightly.js';
 import { budgetChecks, existingJobProblem, importCost, jobWarnings, verdictOf } from './dry-run-verdict.js';
 import { failureMessageOf, failureTypeOf } from './failure-classification.js';
-import { importAllowance, importInputForObject } from './nightly-policy.js';
+import { callsPerImport, importAllowance, importInputForObject } from './nightly-policy.js';
 import { ACTIVITY_RETRY_POLICY, SHORT_CALL_TIMEOUT_MS } from './retry-policies.js';
 
 type DryRunCalls = DryRunActivities &
@@ -186,22 +186,18 @@ export async function dryRunFeed(request: DryRunFeedInput): Promise<DryRunFeedRe
   return report;
 }
 
-/** Each object's import state as the nightly counts it: imported under either id, or still running under either. */
+/** Each object's import state as the nightly counts it, by the object version's workflow id. */
 async function feedImportStates(
   findings: Findings,
-  { feedId, feed }: DryRunFeedInput,
+  { feed }: DryRunFeedInput,
   objects: FeedObject[],
   problems: DryRunProblem[],
 ): Promise<((o: FeedObject) => ImportState) | undefined> {
   const childIdOf = (o: FeedObject) => objectImportWorkflowId(feed.bucket, o.key, o.etag);
-  const legacyIdOf = (o: FeedObject) => feedObjectWorkflowId(feedId, feed.bucket, o.key, o.etag);
-  const ids = objects.flatMap((o) => [childIdOf(o), legacyIdOf(o)]);
+  const ids = objects.map(childIdOf);
   const states = await findings.plain('start', problems, () => short.readImportStates({ workflowIds: ids }));
   if (!states) return undefined;
-  return (o) => {
-    const seen = [states[childIdOf(o)], states[legacyIdOf(o)]];
-    return seen.includes('completed') ? 'completed' : seen.includes('running') ? 'running' : (seen[0] ?? 'absent');
-  };
+  return (o) => states[childIdOf(o)] ?? 'absent';
 }
 
 type Checked = Map<string, { problems: DryRunProblem[]; facts?: PreflightFacts }>;
@@ -255,9 +251,9 @@ async function lookupReadyJobs(
   return jobOf;
 }
 
-/** How many imports the budgets allow now, and when they reopen, as the nightly would decide. */
+/** How many imports the budgets allow now, and when they reopen, as the nightly decides before a child finished. */
 function allowanceNow(usage: BudgetUsage): Pick<DryRunFeedReport, 'allowedNow' | 'reopensAt'> {
-  const allowance = importAllowance(usage, 0, Date.now());
+  const allowance = importAllowance(usage, 0, Date.now(), callsPerImport([]));
   return {
     ...(Number.isFinite(allowance.allowed) ? { allowedNow: allowance.allowed } : {}),
     ...(allowance.reopensAtMs !== undefined ? { reopensAt: new Date(allowance.reopensAtMs).toISOString() } : {}),
@@ -292,7 +288,7 @@ function versionOf(input: ImportFileInput, facts: PreflightFacts) {
 
 /**
  * One lookup for all the given versions: each one's job record answers, as
- * it answers the import (whatever its workflow id, jobScope or feed).
+ * it answers the import (whatever its workflow id or feed).
  */
 async function lookupJobs(
   findings: Findings,

@@ -15,7 +15,7 @@ import type {
 } from './contracts/dry-run.js';
 import { BUDGETED_ENDPOINT_NAMES, type BudgetedEndpoint } from './contracts/endpoints.js';
 import type { ImportFileInput } from './contracts/import-input.js';
-import { CALLS_PER_IMPORT } from './nightly-policy.js';
+import { DEFAULT_CALLS_PER_IMPORT } from './nightly-policy.js';
 
 export interface EndpointCost {
   calls: number;
@@ -45,7 +45,8 @@ export function importCost(
   if (existing === undefined) cost.createJob = { calls: 1 };
   if (state === undefined || state === 'new') cost.submitData = { calls: 1 };
   // A completed job needs the upload's one status read and one poll; anything else polls until it ends.
-  cost.jobStatus = state === 'completed' ? { calls: 2 } : { calls: 1 + CALLS_PER_IMPORT.jobStatus, bound: 'estimate' };
+  cost.jobStatus =
+    state === 'completed' ? { calls: 2 } : { calls: 1 + (DEFAULT_CALLS_PER_IMPORT.jobStatus ?? 0), bound: 'estimate' };
   return cost;
 }
 

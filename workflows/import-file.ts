@@ -3,13 +3,12 @@
  *
  * Steps: inspectSource -> applyFieldMappings (when given) -> createImportJob
  * -> uploadData -> awaitJobCompletion. The long work happens inside
- * heartbeating activities, so a happy path is a fixed, small history (44
+ * heartbeating activities, so a happy path is a fixed, small history (40
  * events with mappings, 29 without) whatever the file size or job duration.
  *
  * Exactly once, across worker crashes, retries and operator Resets:
  * - the object version (bucket, key, ETag) names a job record that keeps its
- *   one job, whichever workflow imports it (runs with the job-record marker;
- *   earlier runs find their job by a key from the execution chain and ETag);
+ *   one job, whichever workflow imports it;
  * - uploadData reads the job's state first and skips an upload the service
  *   already accepted;
  * - this code is deterministic (time from the workflow clock, jitter from the
@@ -32,7 +31,6 @@ import {
   CancellationScope,
   getExternalWorkflowHandle,
   log,
-  patched,
   workflowInfo,
 } from '@temporalio/workflow';
 import type {
@@ -50,7 +48,6 @@ import {
   normaliseImportInput,
 } from './contracts/import-input.js';
 import type { ImportFileResult, ImportProgress } from './contracts/import-workflow.js';
-import { executionJobScope, jobKeyFor } from './contracts/job-key.js';
 import { mappingLockWorkflowId } from './contracts/mapping-lock.js';
 import { releaseMappingLockSignal } from './contracts/messages.js';
 import type { ObjectVersion } from './contracts/object-version.js';
@@ -63,23 +60,13 @@ export type { ImportFileInput, ImportFileResult, ImportProgress };
 const RESUMED_POLL_INDEX = DEFAULT_POLL_SCHEDULE_MS.length - 1;
 
 /**
- * Runs with this marker hold the custom source's mapping lock from applying
- * their mappings until they end, and release it then (see mapping-lock.ts).
+ * The job this import sends its file to, and the object version whose job
+ * record holds it: a file replaced after its job was made gets a job of its
+ * own under its own record.
  */
-const HOLD_MAPPING_LOCK_PATCH = 'import-holds-mapping-lock';
-
-/**
- * Runs with this marker name the object version (bucket, key, ETag) to
- * createImportJob and awaitJobCompletion, so the version's job record decides
- * which job imports it, whichever workflow asks; a file replaced after its
- * job was made gets a job of its own under its own record.
- */
-const USES_JOB_RECORD_PATCH = 'import-uses-job-record';
-
-/** The job this import sends its file to, and the version whose record holds it (runs with the marker). */
 interface JobRef {
   current: CreateImportJobResult;
-  version?: ObjectVersion;
+  version: ObjectVersion;
 }
 
 export async function importFile(rawInput: ImportFileInput): Promise<ImportFileResult> {
@@ -88,28 +75,25 @@ export async function importFile(rawInput: ImportFileInput): Promise<ImportFileR
     throw ApplicationFailure.nonRetryable(`invalid importFile input: ${problems.join('; ')}`, 'InvalidInput');
   }
   const input = normaliseImportInput(rawInput);
-  const lockedSet =
-    input.fieldMappings !== undefined && patched(HOLD_MAPPING_LOCK_PATCH) ? input.fieldMappings : undefined;
-  if (!lockedSet) return importSteps(input, false);
+  const lockedSet = input.fieldMappings;
+  if (!lockedSet) return importSteps(input);
   try {
-    return await importSteps(input, true);
+    return await importSteps(input);
   } finally {
     await releaseMappingLock(lockedSet);
   }
 }
 
 /** The steps in order. How a step runs again, waits and fails is the run's business (import-run.ts). */
-async function importSteps(input: ImportFileInput, holdsMappingLock: boolean): Promise<ImportFileResult> {
+async function importSteps(input: ImportFileInput): Promise<ImportFileResult> {
   const run = ImportRun.start(input);
   const inspected = await run.step('inspectSource', inspectSource(run));
   for (const warning of inspected.warnings) log.warn(`source ${input.source.bucket}/${input.source.key}: ${warning}`);
   if (input.fieldMappings) {
-    await run.step('applyFieldMappings', applyFieldMappings(run, input.fieldMappings, holdsMappingLock));
+    await run.step('applyFieldMappings', applyFieldMappings(run, input.fieldMappings));
   }
-  const usesRecord = patched(USES_JOB_RECORD_PATCH);
-  const version = usesRecord ? versionOf(run) : undefined;
-  const job: JobRef = { current: await run.step('createImportJob', createImportJob(run, version)) };
-  if (version) job.version = version;
+  const version = versionOf(run);
+  const job: JobRef = { current: await run.step('createImportJob', createImportJob(run, version)), version };
   const uploaded = await run.step('uploadData', uploadData(run, job));
   await run.step('awaitJobCompletion', awaitJobCompletion(run, job));
   return run.result(job.current, uploaded.skipped);
@@ -151,16 +135,12 @@ function inspectSource(run: ImportRun): () => Promise<InspectSourceResult> {
   };
 }
 
-function applyFieldMappings(
-  run: ImportRun,
-  set: FieldMappingSet,
-  holdsMappingLock: boolean,
-): () => Promise<ApplyFieldMappingsResult> {
+function applyFieldMappings(run: ImportRun, set: FieldMappingSet): () => Promise<ApplyFieldMappingsResult> {
   return async () => {
     const applied = await run.activitiesFor('applyFieldMappings').applyFieldMappings({
       tenant: run.input.tenant,
       set,
-      ...(holdsMappingLock ? { mappingLockHolder: run.info.workflowId } : {}),
+      mappingLockHolder: run.info.workflowId,
     });
     run.countCalls(applied.apiCalls);
     return applied;
@@ -172,28 +152,22 @@ function versionOf(run: ImportRun): ObjectVersion {
   return { bucket: run.input.source.bucket, key: run.input.source.key, etag: run.source.etag };
 }
 
-/** With `version` (runs with the record marker) the version's record decides; `supersedes` names the version left. */
+/** The version's record decides which job imports it; `supersedes` names the version this import left. */
 function createImportJob(
   run: ImportRun,
-  version?: ObjectVersion,
+  version: ObjectVersion,
   supersedes?: ObjectVersion,
 ): () => Promise<CreateImportJobResult> {
-  const { input, info } = run;
+  const { input } = run;
   return async () => {
     const job = await run.activitiesFor('createImportJob').createImportJob({
       tenant: input.tenant,
-      jobKey: jobKeyFor(
-        input.jobScope ?? executionJobScope(info.workflowId, info.firstExecutionRunId),
-        run.source.etag,
-      ),
       dataImportName: input.dataImportName,
       entityType: input.entityType,
       importSource: input.importSource,
       activityTypeId: input.activityTypeId,
-      ...(version
-        ? { objectVersion: version, ...(supersedes ? { supersedes } : {}) }
-        : // A Reset run (or an earlier execution of the same jobScope) may have sent the job its data already.
-          { searchAllStates: input.jobScope !== undefined || info.runId !== info.firstExecutionRunId }),
+      objectVersion: version,
+      ...(supersedes ? { supersedes } : {}),
     });
     run.countCalls(job.apiCalls);
     run.progress.jobId = job.jobId;
@@ -229,11 +203,10 @@ function uploadData(run: ImportRun, job: JobRef): (rerun: Rerun) => Promise<Uplo
 /**
  * A replaced file is another object version: it gets its own record and job
  * (the old job stays empty, and its record is told this import let it go).
- * Runs without the record marker send the new file to the old job.
  */
 async function jobForReplacedFile(run: ImportRun, job: JobRef): Promise<void> {
   const old = job.version;
-  if (!old || old.etag === run.source.etag) return;
+  if (old.etag === run.source.etag) return;
   const version = versionOf(run);
   job.current = await run.step('createImportJob', createImportJob(run, version, old));
   job.version = version;
@@ -248,7 +221,7 @@ function awaitJobCompletion(run: ImportRun, job: JobRef): (rerun: Rerun) => Prom
       jobId: job.current.jobId,
       timeoutMs: run.jobTimeoutMs,
       waitingSince,
-      ...(job.version ? { objectVersion: job.version } : {}),
+      objectVersion: job.version,
       ...(rerun.run > 0 ? { startPollIndex: RESUMED_POLL_INDEX } : {}),
     });
     run.countCalls(completed.apiCalls);

@@ -14,7 +14,6 @@ import {
   condition,
   isCancellation,
   log,
-  patched,
   proxyActivities,
   setHandler,
   sleep,
@@ -44,9 +43,6 @@ const BUDGET_WAIT_JITTER_MS = 60_000;
 const MIN_BUDGET_WAIT_MS = 60_000;
 /** When a budget failure names no reset instant, look again after this long. */
 const UNKNOWN_RESET_WAIT_MS = 60 * 60 * 1000;
-
-/** Runs with this marker keep an operator signal that arrives before the step starts waiting for it. */
-const KEEP_EARLY_OPERATOR_SIGNALS_PATCH = 'import-keeps-early-operator-signals';
 
 const PHASE_OF_STEP: Record<ImportStep, ImportPhase> = {
   inspectSource: 'inspecting',
@@ -91,7 +87,6 @@ export class ImportRun {
   };
   /** The sum of stepMs, so a step can leave out the steps run inside it. */
   private timedMs = 0;
-  private keepsEarlySignals = false;
   private retryRequested = false;
   private abandonRequested = false;
 
@@ -184,21 +179,18 @@ export class ImportRun {
     setHandler(progressQuery, () => this.progress);
     // A signal sent while the failing step still runs (an operator who saw its
     // retries in `status`) is kept for the operator wait that follows; a step that
-    // succeeds drops it. Runs recorded before this keep ignoring such signals.
-    this.keepsEarlySignals = patched(KEEP_EARLY_OPERATOR_SIGNALS_PATCH);
+    // succeeds drops it.
     setHandler(retrySignal, () => {
-      if (this.progress.awaitingRetry || this.keepsEarlySignals) this.retryRequested = true;
-      else log.warn('retry signal ignored: no step is waiting for one');
+      this.retryRequested = true;
     });
     setHandler(abandonSignal, () => {
-      if (this.progress.awaitingRetry || this.keepsEarlySignals) this.abandonRequested = true;
-      else log.warn('abandon signal ignored: no step is waiting for one');
+      this.abandonRequested = true;
     });
   }
 
   private succeeded(step: ImportStep, start: StepStart): void {
     this.progress.lastError = undefined;
-    if (this.keepsEarlySignals) this.dropOperatorSignals();
+    this.dropOperatorSignals();
     const ms = Date.now() - start.atMs - (this.budgetWaitMs - start.budgetWaitMs);
     // A step run inside this one (inspectSource inside uploadData) has counted its own time.
     const ownMs = ms - (this.timedMs - start.timedMs);
@@ -236,7 +228,6 @@ export class ImportRun {
   }
 
   private async awaitOperator(step: ImportStep, type: string, message: string): Promise<void> {
-    if (!this.keepsEarlySignals) this.dropOperatorSignals();
     const since = Date.now();
     this.progress.awaitingRetry = {
       step,

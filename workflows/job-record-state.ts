@@ -227,7 +227,7 @@ export function confirm(state: JobRecordState, request: ConfirmRequest, nowMs: n
   return { state: next, answer: { granted: true, leaseMs: s.settings.leaseMs } };
 }
 
-function adoptJob(s: JobRecordState, job: { jobId: string; state: string }, seq: number): JobRecordState {
+function recordJob(s: JobRecordState, job: { jobId: string; state: string }, seq: number): JobRecordState {
   const jobState = job.state.toLowerCase();
   if (jobState === 'failed') return { ...s, failedJobs: [...s.failedJobs, job.jobId] };
   const creator = s.create && !s.create.released ? s.create.owner : undefined;
@@ -252,7 +252,7 @@ export function resolveCreate(
   if (request.job) {
     if (request.seq < 1 || request.seq >= s.nextSeq)
       return { state: s, answer: { kind: 'refused', reason: 'no such intent' } };
-    const next = adoptJob(s, request.job, request.seq);
+    const next = recordJob(s, request.job, request.seq);
     if (next.job) return { state: next, answer: known(next.job) };
     return { state: next, answer: { kind: 'refused', reason: 'the job failed' } };
   }

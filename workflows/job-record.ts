@@ -7,8 +7,20 @@
  * state. It completes (after its handlers finished) once its job completed,
  * as abandoned after `idleMs` without a message, and continues as new when
  * the server suggests it (a handful of Updates per import: it should not).
+ *
+ * Releases: a record outlives the import that started it (a job that failed
+ * or never completed waits for the next import of its version, for up to
+ * `idleMs`), so it must not keep that import's release alive. Under Worker
+ * Versioning it is pinned like every workflow here, and it continues as new
+ * on the current release as soon as it learns one is (versioning.ts), with
+ * its whole state in the input: the next import of the version finds the same
+ * job, failed jobs and intent keys, answered by the new release's workers.
+ * Temporal tells a pinned run of a new current release only on its next
+ * workflow task, so a waiting record wakes every `releaseCheckMs` to ask;
+ * an old release is rid of its records that long after the switch at the
+ * latest, and drains. Unversioned, the record never wakes for it.
  */
-import { allHandlersFinished, condition, continueAsNew, setHandler, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { JobRecordInput, JobRecordResult } from './contracts/job-record.js';
 import {
   claimCreateUpdate,
@@ -43,6 +55,7 @@ import {
   uploadEndedRequestProblem,
   view,
 } from './job-record-state.js';
+import { continueAsNewOnCurrentVersion, newVersionIsCurrent } from './versioning.js';
 
 function validated(problemOf: (arg: unknown) => string | undefined) {
   return (arg: unknown) => {
@@ -73,18 +86,20 @@ export async function jobRecord(input: JobRecordInput): Promise<JobRecordResult>
   setHandler(supersedeUpdate, apply(supersede), { validator: validated(supersedeRequestProblem) });
   setHandler(jobRecordQuery, () => view(state));
 
-  const historyFull = () => workflowInfo().continueAsNewSuggested;
+  const runIsOver = () => workflowInfo().continueAsNewSuggested || newVersionIsCurrent();
+  const versioned = workflowInfo().currentDeploymentVersion !== undefined;
   let idle = false;
-  while (!isFinished(state) && !historyFull() && !idle) {
+  while (!isFinished(state) && !runIsOver() && !idle) {
     const seen = state.lastMessageMs;
+    const untilIdleMs = Math.max(1, idleDeadlineMs(state) - Date.now());
     const woke = await condition(
-      () => isFinished(state) || historyFull() || state.lastMessageMs !== seen,
-      Math.max(1, idleDeadlineMs(state) - Date.now()),
+      () => isFinished(state) || runIsOver() || state.lastMessageMs !== seen,
+      versioned ? Math.min(untilIdleMs, state.settings.releaseCheckMs) : untilIdleMs,
     );
     idle = !woke && Date.now() >= idleDeadlineMs(state);
   }
   await condition(allHandlersFinished);
   if (isFinished(state)) return { outcome: 'completed', view: view(state), state };
   if (idle) return { outcome: 'abandoned', view: view(state), state };
-  return continueAsNew<typeof jobRecord>({ version: input.version, state });
+  return continueAsNewOnCurrentVersion<typeof jobRecord>({ version: input.version, state });
 }

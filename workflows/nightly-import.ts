@@ -18,7 +18,7 @@ export async function nightlyImport(input: NightlyImportInput): Promise<NightlyI
   let token = input.continuationToken;
   do {
     const page = await run.listPage(token);
-    const candidates = run.checksCandidatesFirst ? await run.unfinished(page.objects) : page.objects;
+    const candidates = await run.unfinished(page.objects);
     let deferredThrough = 0;
     for (const [i, object] of candidates.entries()) {
       await run.untilAChildMayStart();

@@ -7,13 +7,7 @@
 import type { BudgetUsage, FeedObject } from './contracts/activities.js';
 import { BUDGETED_ENDPOINT_NAMES, isBudgetedEndpoint } from './contracts/endpoints.js';
 import type { ImportFileInput } from './contracts/import-input.js';
-import {
-  feedObjectWorkflowId,
-  type ImportSpend,
-  type NightlyFailure,
-  type NightlyFeed,
-  type NightlyTally,
-} from './contracts/nightly.js';
+import type { ImportSpend, NightlyFailure, NightlyFeed, NightlyTally } from './contracts/nightly.js';
 
 /** Keeps the result (and the continue-as-new input) far below Temporal's payload limit. */
 export const MAX_LISTED_FAILURES = 100;
@@ -56,9 +50,6 @@ export function importInputForObject(feedId: string, feed: NightlyFeed, object: 
     tenant: feed.tenant,
     // Unattended: a failed object fails its child, and the next night retries it.
     onFailure: 'fail',
-    // The retry next night is the same import of the same object version: it picks up the
-    // earlier child's job (unless the service marked it failed) instead of importing it twice.
-    jobScope: feedObjectWorkflowId(feedId, feed.bucket, object.key, object.etag),
   };
   if (feed.importSource !== undefined) input.importSource = feed.importSource;
   if (feed.activityTypeId !== undefined) input.activityTypeId = feed.activityTypeId;
@@ -66,16 +57,6 @@ export function importInputForObject(feedId: string, feed: NightlyFeed, object: 
   if (feed.jobTimeoutMs !== undefined) input.jobTimeoutMs = feed.jobTimeoutMs;
   return input;
 }
-
-/**
- * What one child import spends of each daily budget: a job, an upload, and
- * its status polls. The polls are an estimate (an hour of polling at the
- * slowest rate); a child that needs more waits for the budget itself. Runs
- * recorded before polls were counted leave them out. Runs that admit by
- * recent spend use these only until a child has finished (DEFAULT_CALLS_PER_IMPORT).
- */
-export const CALLS_PER_IMPORT = { createJob: 1, submitData: 1, jobStatus: 60 } as const;
-export const CALLS_PER_IMPORT_WITHOUT_POLLS = { createJob: 1, submitData: 1 } as const;
 
 /**
  * Before any child of the night has finished, what one is assumed to cost:
@@ -132,38 +113,25 @@ interface ImportAllowance {
   reopensAtMs?: number;
 }
 
-interface AllowanceOptions {
-  /** Legacy costs (CALLS_PER_IMPORT): with or without the status polls. */
-  countPolls: boolean;
-  /** Calls per import by endpoint (callsPerImport); when set, countPolls is not used. */
-  costs?: ImportSpend;
-  /**
-   * A block (the service's own 429) on an endpoint with calls left reopens
-   * when the block ends, not at the reset. Runs recorded before it wait for
-   * the later of the two.
-   */
-  wakeAtBlockEnd?: boolean;
-}
-
 /**
  * How many child imports can start now without overrunning a daily budget.
  * Every child still running may spend one more import's worth of each
  * endpoint, so they are subtracted: an overestimate would only make children
  * wait for the budget themselves, but an honest count keeps them from piling up.
+ * A block (the service's own 429) on an endpoint with calls left reopens when
+ * the block ends, not at the reset.
  */
 export function importAllowance(
   usage: BudgetUsage,
   runningChildren: number,
   nowMs: number,
-  options: AllowanceOptions = { countPolls: true },
+  costs: ImportSpend,
 ): ImportAllowance {
   let allowed = Number.POSITIVE_INFINITY;
   let reopensAtMs: number | undefined;
-  const legacy: Record<string, number> = options.countPolls ? CALLS_PER_IMPORT : CALLS_PER_IMPORT_WITHOUT_POLLS;
-  const costs: Record<string, number> = options.costs ?? legacy;
-  for (const [endpoint, cost] of Object.entries(costs)) {
+  for (const [endpoint, cost] of Object.entries(costs) as [string, number | undefined][]) {
     const window = usage[endpoint];
-    if (!window || !(cost > 0)) continue;
+    if (!window || cost === undefined || !(cost > 0)) continue;
     const refusedUntilMs = window.exhaustedUntil ? Date.parse(window.exhaustedUntil) : Number.NaN;
     const refused = refusedUntilMs > nowMs;
     const countLeft = Math.max(0, Math.floor((window.remaining - runningChildren * cost) / cost));
@@ -172,10 +140,7 @@ export function importAllowance(
     if (left === 0) {
       const reset = Date.parse(window.resetsAt);
       // A short block over calls still counted as left ends before the reset: that is when they reopen.
-      const reopens =
-        options.wakeAtBlockEnd && refused && countLeft > 0
-          ? refusedUntilMs
-          : Math.max(reset, refused ? refusedUntilMs : 0);
+      const reopens = refused && countLeft > 0 ? refusedUntilMs : Math.max(reset, refused ? refusedUntilMs : 0);
       reopensAtMs = reopensAtMs === undefined ? reopens : Math.max(reopensAtMs, reopens);
     }
   }

@@ -1,12 +1,7 @@
 /**
  * The state of one nightlyImport run and what it does per object: the
- * tally, the children still running, the budget allowance, and the patch
- * markers it was started under. nightly-import.ts reads as the script.
- *
- * Child outcomes are counted in promise callbacks that interleave with the
- * script, so every async method keeps the awaits it had when the recorded
- * histories ran: an extra async layer could change which of them sees a
- * finished child first (and with it the allowance).
+ * tally, the children still running and the budget allowance.
+ * nightly-import.ts reads as the script.
  */
 // The sandbox rejects a duplicate child start with common's class (the workflow package does not re-export it).
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
@@ -16,7 +11,6 @@ import {
   condition,
   log,
   ParentClosePolicy,
-  patched,
   proxyActivities,
   sleep,
   startChild,
@@ -27,7 +21,6 @@ import {
 import type { FeedObject, ListFeedObjectsResult, NightlyActivities } from './contracts/activities.js';
 import { importInputProblems } from './contracts/import-input.js';
 import {
-  feedObjectWorkflowId,
   type ImportSpend,
   type NightlyFeed,
   type NightlyImportInput,
@@ -58,38 +51,13 @@ export const LIST_PAGE_SIZE = 200;
  * change: each run reads its own from its input.
  */
 export const CHILD_STARTS_PER_RUN = 500;
-/** What every run started before the threshold travelled in the input used: never change it. */
-const LEGACY_CHILD_STARTS_PER_RUN = 500;
 const IMPORT_WORKFLOW_TYPE = 'importFile';
-/** Runs with this marker look each page's candidates up before starting any child. */
-const CHECK_CANDIDATES_FIRST_PATCH = 'nightly-checks-candidates-first';
-/** Runs with this marker hold back the status polls each started child needs. */
-const COUNT_POLLS_PATCH = 'nightly-counts-status-polls';
-/** Runs with this marker start each child under the object version's own id, not a per-feed one. */
-const ONE_ID_PER_OBJECT_PATCH = 'nightly-one-id-per-object-version';
-/**
- * Runs with this marker admit children by what the night's recent children
- * spent (their results' calls per endpoint, list calls included), not by the
- * fixed estimate, and carry that spend across continue-as-new.
- */
-const ADMIT_BY_RECENT_SPEND_PATCH = 'nightly-admits-by-recent-spend';
-/**
- * Runs with this marker wake when a short block (the service's own 429 on an
- * endpoint with calls left) ends, not at the window's reset, also while
- * children run.
- */
-const WAKE_AT_BLOCK_END_PATCH = 'nightly-wakes-when-a-block-ends';
 
 export class NightlyRun {
   readonly feedId: string;
   readonly feed: NightlyFeed;
   readonly tally: NightlyTally;
-  readonly checksCandidatesFirst: boolean;
   private readonly childStartsPerRun: number;
-  private readonly countPolls: boolean;
-  private readonly oneIdPerObject: boolean;
-  private readonly admitsByRecentSpend: boolean;
-  private readonly wakesAtBlockEnd: boolean;
   /** The budgeted calls of the night's most recently finished children. */
   private recentSpend: ImportSpend[];
   /** Workflow ids of the children started by this run that have not ended. */
@@ -102,13 +70,8 @@ export class NightlyRun {
     this.feedId = input.feedId;
     this.feed = input.feed;
     this.tally = input.tally ?? emptyTally();
-    this.childStartsPerRun = input.childStartsPerRun ?? LEGACY_CHILD_STARTS_PER_RUN;
-    this.checksCandidatesFirst = patched(CHECK_CANDIDATES_FIRST_PATCH);
-    this.countPolls = patched(COUNT_POLLS_PATCH);
-    this.oneIdPerObject = patched(ONE_ID_PER_OBJECT_PATCH);
-    this.admitsByRecentSpend = patched(ADMIT_BY_RECENT_SPEND_PATCH);
-    this.wakesAtBlockEnd = patched(WAKE_AT_BLOCK_END_PATCH);
-    this.recentSpend = this.admitsByRecentSpend ? (input.recentSpend ?? []) : [];
+    this.childStartsPerRun = input.childStartsPerRun ?? CHILD_STARTS_PER_RUN;
+    this.recentSpend = input.recentSpend ?? [];
   }
 
   listPage(continuationToken: string | undefined): Promise<ListFeedObjectsResult> {
@@ -123,13 +86,11 @@ export class NightlyRun {
 
   /** The objects of a page that need a child: imported ones are counted, still-running ones counted apart. */
   async unfinished(objects: FeedObject[]): Promise<FeedObject[]> {
-    // An object imported under the per-feed id of older nights counts as imported too.
-    const idsOf = (o: FeedObject) => [...new Set([this.childIdOf(o), this.legacyIdOf(o)])];
-    const states = await readImportStates({ workflowIds: objects.flatMap(idsOf) });
+    const states = await readImportStates({ workflowIds: objects.map((o) => this.childIdOf(o)) });
     return objects.filter((object) => {
-      const seen = idsOf(object).map((id) => states[id]);
-      if (seen.includes('completed')) this.tally.skippedAlreadyImported += 1;
-      else if (seen.includes('running')) this.tally.stillRunning = (this.tally.stillRunning ?? 0) + 1;
+      const seen = states[this.childIdOf(object)];
+      if (seen === 'completed') this.tally.skippedAlreadyImported += 1;
+      else if (seen === 'running') this.tally.stillRunning = (this.tally.stillRunning ?? 0) + 1;
       else return true;
       return false;
     });
@@ -144,18 +105,14 @@ export class NightlyRun {
     while (this.allowance <= 0) {
       const usage = await readBudgetUsage({ tenant: this.feed.tenant });
       const now = Date.now();
-      const next = importAllowance(usage, this.running.size, now, {
-        countPolls: this.countPolls,
-        ...(this.admitsByRecentSpend ? { costs: callsPerImport(this.recentSpend) } : {}),
-        wakeAtBlockEnd: this.wakesAtBlockEnd,
-      });
+      const next = importAllowance(usage, this.running.size, now, callsPerImport(this.recentSpend));
       this.allowance = next.allowed;
       if (this.allowance > 0) break;
       if (this.running.size > 0) {
         // A finishing child has spent what it will spend: read the ledger again then (or when a block ends).
         const before = this.running.size;
         const reopensInMs = next.reopensAtMs === undefined ? undefined : Math.max(1_000, next.reopensAtMs - now);
-        if (this.wakesAtBlockEnd && reopensInMs !== undefined) {
+        if (reopensInMs !== undefined) {
           await condition(() => this.running.size < before, reopensInMs);
         } else {
           await condition(() => this.running.size < before);
@@ -218,16 +175,12 @@ export class NightlyRun {
       tally: this.tally,
       continuationToken,
       childStartsPerRun: CHILD_STARTS_PER_RUN,
-      ...(this.admitsByRecentSpend ? { recentSpend: this.recentSpend } : {}),
+      recentSpend: this.recentSpend,
     };
   }
 
-  private legacyIdOf(o: FeedObject): string {
-    return feedObjectWorkflowId(this.feedId, this.feed.bucket, o.key, o.etag);
-  }
-
   private childIdOf(o: FeedObject): string {
-    return this.oneIdPerObject ? objectImportWorkflowId(this.feed.bucket, o.key, o.etag) : this.legacyIdOf(o);
+    return objectImportWorkflowId(this.feed.bucket, o.key, o.etag);
   }
 
   private watch(workflowId: string, key: string, result: Promise<unknown>): void {
@@ -236,7 +189,7 @@ export class NightlyRun {
       .then(
         (result) => {
           this.tally.succeeded += 1;
-          const spend = this.admitsByRecentSpend ? spendOfResult(result) : undefined;
+          const spend = spendOfResult(result);
           if (spend) this.recentSpend = rememberSpend(this.recentSpend, spend);
         },
         (err: unknown) => recordFailure(this.tally, { key, workflowId, reason: failureReason(err) }),

@@ -11,11 +11,6 @@
  * follow it or meet a failed job depends on where it is now, so one status
  * read, reserved with the ledger like any call, refreshes it. A job the
  * record saw complete is final: no read.
- *
- * Only imports recorded before the job record find their job by searching
- * the list; such an import still running is reported as running by the dry
- * run without a lookup, and any later start of its version goes through the
- * record. So nothing here searches.
  */
 import { Context } from '@temporalio/activity';
 import type {

@@ -145,15 +145,13 @@ export function makeUploadData(deps: UploadDataDeps) {
 /**
  * The record's answer to this attempt: `done` or `send`. Another import that
  * owns the upload is waited for (re-claiming), for as long as this attempt
- * may run. A record that knows no job adopts this one: an import whose job
- * was made before records existed.
+ * may run.
  */
 async function claimUpload(
   record: JobRecordSession,
   input: UploadDataInput,
 ): Promise<Exclude<ClaimUploadAnswer, { kind: 'wait' | 'refused' }>> {
   const ctx = Context.current();
-  let adopted = false;
   for (;;) {
     const claim = await record.claimUpload(input.jobId);
     if (claim.kind === 'done' || claim.kind === 'send') return claim;
@@ -162,21 +160,8 @@ async function claimUpload(
       await ctx.sleep(claim.retryAfterMs);
       continue;
     }
-    if (!adopted && (await adoptJob(record, input))) {
-      adopted = true;
-      continue;
-    }
     throw refusedUpload(input, claim.reason);
   }
-}
-
-/** Tells a record that knows no job that this import's job is its job. False when it knows another. */
-async function adoptJob(record: JobRecordSession, input: UploadDataInput): Promise<boolean> {
-  const claim = await record.claimCreate();
-  if (claim.kind === 'known') return claim.jobId === input.jobId;
-  if (claim.kind !== 'create') return false;
-  const resolved = await record.resolveCreate(claim.seq, { jobId: input.jobId, state: 'new' });
-  return resolved.kind === 'known' && resolved.jobId === input.jobId;
 }
 
 function refusedUpload(input: UploadDataInput, reason: string): unknown {

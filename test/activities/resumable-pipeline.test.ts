@@ -18,7 +18,6 @@ import { createTokenSource } from '../../activities/service/token-source.js';
 import { Secret } from '../../temporal.config.js';
 import { type LocalS3, startLocalS3 } from '../../worker/demo/local-s3.js';
 import type { FieldMappingSet } from '../../workflows/contracts/import-input.js';
-import { executionJobScope, jobKeyFor } from '../../workflows/contracts/job-key.js';
 import { DEMO_TOKENS, type Simulator, startSimulator } from '../simulator/server.js';
 import { failureOf, runActivity } from '../support/activities.js';
 import { InMemoryBudgetGate, SPEC_BUDGET_SETTINGS } from '../support/in-memory-budget-gate.js';
@@ -79,8 +78,8 @@ async function startWorld(limits: Partial<typeof SPEC_BUDGET_SETTINGS.limits> = 
     workflows: { statusOf: async () => undefined },
     // The activities run without a workflow here, and none asks for a mapping lock.
     mappingLocks: { acquire: () => Promise.reject(new Error('no mapping lock is taken in this test')) },
-    // No Temporal server: the records' own decisions, held in memory.
-    jobRecord: new InMemoryJobRecordGate(),
+    // No Temporal server: the records' own decisions, held in memory, with a short fence.
+    jobRecord: new InMemoryJobRecordGate({ leaseMs: 1_500, lagMs: 100, retryAfterMs: 100 }),
     settings: {
       maxFileBytes: 5 * 1024 ** 3,
       // The spec's 60 s poll ceiling in 40 ms: service time 1,500 times faster (the listing grace: 10 ms).
@@ -105,11 +104,15 @@ async function putObject(key: string, body: Buffer): Promise<void> {
   await world.s3.client.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: body }));
 }
 
+let attemptsScheduled = 0;
+
 /** Identity of one activity attempt, as Temporal would give it. */
 function attempt(workflowId: string, runId: string, activityId: string, n = 1): Partial<Info> {
   return {
     activityId,
     attempt: n,
+    // Later attempts are scheduled later, as Temporal schedules them: the job record orders them so.
+    currentAttemptScheduledTimestampMs: ++attemptsScheduled,
     workflowExecution: { workflowId, runId },
   } as Partial<Info>;
 }
@@ -124,12 +127,11 @@ async function runImport(key: string, workflowId: string, runId: string) {
     a.createImportJob,
     {
       tenant: TENANT,
-      // A Reset keeps the first run id, so the reset run computes the same key.
-      jobKey: jobKeyFor(executionJobScope(workflowId, 'first-run'), inspected.etag),
       dataImportName: `accounts ${key}`,
       entityType: 'Account' as const,
       importSource: MAPPINGS.sourceId,
-      searchAllStates: runId !== 'run-1',
+      // The object version's record answers the reset run as it answered the first.
+      objectVersion: { bucket: BUCKET, key, etag: inspected.etag },
     },
     id('3'),
   ).result;
@@ -198,9 +200,9 @@ describe('resuming after an interruption', () => {
       a.createImportJob,
       {
         tenant: TENANT,
-        jobKey: jobKeyFor(executionJobScope('import-big', 'run-1'), inspected.etag),
         dataImportName: 'big',
         entityType: 'Account' as const,
+        objectVersion: { bucket: BUCKET, key: 'big.csv', etag: inspected.etag },
       },
       attempt('import-big', 'run-1', '3'),
     ).result;
@@ -244,17 +246,20 @@ describe('resuming after an interruption', () => {
     expect(puts).toHaveLength(1);
   });
 
-  it('the create response lost on the wire: the attempt settles, finds the job and creates no second', async () => {
+  it('the create response lost on the wire: the next attempt settles, finds the job and creates no second', async () => {
     const a = world.activities;
     const input = {
       tenant: TENANT,
-      jobKey: jobKeyFor(executionJobScope('import-lost', 'r'), '"etag"'),
       dataImportName: 'lost response',
       entityType: 'Person' as const,
+      objectVersion: { bucket: BUCKET, key: 'lost.csv', etag: '"etag"' },
     };
     world.sim.applyThenDrop('createJob');
-    const found = await runActivity(a.createImportJob, input, attempt('import-lost', 'r', '3', 1)).result;
-    expect(found).toMatchObject({ reused: true, apiCalls: { createJob: 1, listJobs: 2 } });
+    const lost = await failureOf(runActivity(a.createImportJob, input, attempt('import-lost', 'r', '3', 1)).result);
+    expect(lost.nonRetryable).toBe(false);
+    const found = await runActivity(a.createImportJob, input, attempt('import-lost', 'r', '3', 2)).result;
+    expect(found).toMatchObject({ reused: true, apiCalls: { listJobs: 1 } });
+    expect(found.apiCalls.createJob).toBeUndefined();
     expect(world.sim.jobs()).toHaveLength(1);
   });
 });
@@ -268,9 +273,9 @@ describe('a spent daily budget', () => {
     const a = world.activities;
     const create = (name: string) => ({
       tenant: TENANT,
-      jobKey: jobKeyFor(executionJobScope(name, 'r'), '"etag"'),
       dataImportName: name,
       entityType: 'Account' as const,
+      objectVersion: { bucket: BUCKET, key: `${name}.csv`, etag: '"etag"' },
     });
     await runActivity(a.createImportJob, create('first'), attempt('first', 'r', '3')).result;
 

@@ -8,9 +8,9 @@ import { createS3Client } from '../../activities/s3/client.js';
 import { S3Source } from '../../activities/s3/source.js';
 import { ServiceClient } from '../../activities/service/client.js';
 import { createTokenSource } from '../../activities/service/token-source.js';
-import { makeUploadData } from '../../activities/upload/index.js';
 import { Secret } from '../../temporal.config.js';
 import type { UploadDataInput, UploadDataResult } from '../../workflows/contracts/activities.js';
+import { uploadAfterCreate } from '../activities/upload/environment.js';
 import { DEMO_TOKENS } from '../simulator/server.js';
 import { InMemoryBudgetGate, SPEC_BUDGET_SETTINGS } from '../support/in-memory-budget-gate.js';
 import { InMemoryJobRecordGate } from '../support/in-memory-job-record-gate.js';
@@ -32,7 +32,8 @@ export function createBenchUploader(t: BenchTarget): BenchUploader {
     baseUrl: t.simulatorUrl,
     tokens: createTokenSource({ kind: 'env', token: new Secret(DEMO_TOKENS.importer) }),
   });
-  const uploadData = makeUploadData({
+  // As in an import, the job is the record's before the upload claims it.
+  const uploadData = uploadAfterCreate({
     service,
     s3: new S3Source(createS3Client({ endpoint: t.s3Endpoint, region: 'us-east-1', forcePathStyle: true })),
     budget: new InMemoryBudgetGate(SPEC_BUDGET_SETTINGS, Date.now, BENCH_TENANT),

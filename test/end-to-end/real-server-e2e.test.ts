@@ -176,12 +176,9 @@ describe('the worker on a real Temporal server', () => {
     ]);
   }, 180_000);
 
-  it('executions sharing a jobScope share the job: a retry after a job timeout picks it up, nothing is sent again', async () => {
+  it('executions of one file version share the job: a retry after a job timeout picks it up, nothing is sent again', async () => {
     await putFile('scoped.csv');
-    const scoped: ImportFileInput = {
-      ...input('e2e shared scope', 'scoped.csv'),
-      jobScope: `e2e-scope-${randomUUID()}`,
-    };
+    const scoped: ImportFileInput = input('e2e shared scope', 'scoped.csv');
     const workflowId = `e2e-scope-${randomUUID()}`;
     // A job timeout shorter than the processing: the first execution ends JobTimedOut (or, on a slow
     // machine, completed at its one confirming status read); either way the job has the file.

@@ -27,7 +27,7 @@ import { startDevServer } from '../../worker/demo/local-temporal.js';
 import { createActivityDeps } from '../../worker/process/dependencies.js';
 import { runWorker } from '../../worker/process/run-worker.js';
 import { DEMO_TOKENS, type Simulator, type SimulatorOptions, startSimulator } from '../simulator/server.js';
-import { createEnvironment } from './temporal-server.js';
+import { createDevServerWith, createEnvironment } from './temporal-server.js';
 import { bundleWorkflows } from './workflow-bundle.js';
 
 /** Worker variables; `undefined` removes one the stack would set (e.g. COMPANY_DATA_TOKEN for client credentials). */
@@ -43,6 +43,8 @@ interface FullStackOptions {
   workerEnv?: WorkerVariables;
   /** A dev server with its Web UI on a free port, ignoring TEMPORAL_ADDRESS (the browser tests). */
   webUi?: boolean;
+  /** A dev server of its own with these server settings (dynamic config), ignoring TEMPORAL_ADDRESS. */
+  temporalDynamicConfig?: Record<string, string | number>;
   /** The level of the SDK's own log lines in this process (default WARN: worker state changes are noise). */
   sdkLogLevel?: 'WARN' | 'ERROR';
   /** Service time runs this many times faster than real time in every worker (default 300). */
@@ -80,9 +82,9 @@ interface Temporal {
   uiUrl?: string;
 }
 
-async function startTemporal(webUi: boolean): Promise<Temporal> {
+async function startTemporal(webUi: boolean, dynamicConfig?: Record<string, string | number>): Promise<Temporal> {
   if (webUi) return startDevServer(process.env);
-  const env = await createEnvironment();
+  const env = dynamicConfig ? await createDevServerWith(dynamicConfig) : await createEnvironment();
   return { env, namespace: env.namespace ?? 'default' };
 }
 
@@ -91,7 +93,7 @@ export async function startFullStack(options: FullStackOptions): Promise<FullSta
   const dir = mkdtempSync(join(tmpdir(), 'full-stack-'));
   const bundlePath = join(dir, 'workflow-bundle.js');
   const started = await Promise.allSettled([
-    startTemporal(options.webUi ?? false),
+    startTemporal(options.webUi ?? false, options.temporalDynamicConfig),
     startLocalS3({ buckets: [options.bucket] }),
     startSimulator(options.simulator),
     bundleWorkflows(),

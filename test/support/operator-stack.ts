@@ -16,6 +16,8 @@ interface StackOptions {
   simulator?: SimulatorOptions;
   /** Worker settings every worker of this stack gets (e.g. IMPORT_POLL_SCHEDULE). */
   workerEnv?: Record<string, string>;
+  /** A dev server of its own with these server settings (dynamic config). */
+  temporalDynamicConfig?: Record<string, string | number>;
 }
 
 export function startOperatorStack(options: StackOptions = {}): Promise<OperatorStack> {
@@ -23,6 +25,7 @@ export function startOperatorStack(options: StackOptions = {}): Promise<Operator
     bucket: STACK_BUCKET,
     name: 'operator',
     simulator: options.simulator,
+    temporalDynamicConfig: options.temporalDynamicConfig,
     workerEnv: { IMPORT_POLL_SCHEDULE: '200ms', IMPORT_POLL_JITTER: '0', ...options.workerEnv },
   });
 }

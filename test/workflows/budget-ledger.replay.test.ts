@@ -1,9 +1,8 @@
 /**
  * The budget ledger replayed against histories built for what a recording
  * would make too big a fixture: runs that reach their own 1,500- or
- * 2,000-event bound. Built without patch markers, they are runs of the
- * ledger as it was before its patches (no seeding from the service's record,
- * one timer to the window's end), which today's code must still replay.
+ * 2,000-event bound. Each is a run continued within its window (it carries
+ * the window's counts, so it reads nothing from the service first).
  * Everything else about the ledger (including the server's continue-as-new
  * suggestion) replays from recorded histories
  * (recorded-histories.replay.test.ts). The builder copies a recorded ledger
@@ -37,12 +36,19 @@ const settings: BudgetSettings = {
   headroomPercent: 10,
   resetMinuteUtc: 0,
 };
-const input: LedgerInput = { tenant: 'acme', settings };
+const state = (s: Partial<LedgerState>): LedgerState => ({
+  windowStartMs: WINDOW_START_MS,
+  used: {},
+  exhaustedUntil: {},
+  answered: {},
+  ...s,
+});
 const START = '2026-01-01T10:00:00Z';
 const WINDOW_START_MS = Date.parse('2026-01-01T00:00:00Z');
 const MIDNIGHT_MS = Date.parse('2026-01-02T00:00:00Z');
 /** jobStatus: 3,600 a day less 10 % headroom. */
 const JOB_STATUS_LIMIT = 3240;
+const input: LedgerInput = { tenant: 'acme', settings, state: state({}) };
 
 /** Replays `history` and checks that the code did what it records; returns what the code did. */
 async function replayBuilt(history: History) {
@@ -60,14 +66,6 @@ function ledgerStartedBy(requestId: string, grant: ReserveResult, startInput: Le
   h.completeUpdate(first, grant);
   return { h, windowTimer };
 }
-
-const state = (s: Partial<LedgerState>): LedgerState => ({
-  windowStartMs: WINDOW_START_MS,
-  used: {},
-  exhaustedUntil: {},
-  answered: {},
-  ...s,
-});
 
 describe('budgetLedger replays of built histories', () => {
   /** A ledger that grants until its history passes `threshold` events, then continues as new carrying every grant. */
@@ -96,7 +94,7 @@ describe('budgetLedger replays of built histories', () => {
     expect(done.continuedAsNew).toEqual([next]);
   }
 
-  it(`a run started before the threshold travelled in the input continues as new past ${LEDGER_MAX_HISTORY_EVENTS} events, carrying every grant`, async () => {
+  it(`a run without a threshold in its input continues as new past ${LEDGER_MAX_HISTORY_EVENTS} events, carrying every grant`, async () => {
     await runToThreshold(input, 2_000);
   });
 

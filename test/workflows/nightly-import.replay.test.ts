@@ -10,10 +10,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { BudgetUsage, FeedObject, ListFeedObjectsResult } from '../../workflows/contracts/activities.js';
 import {
-  feedObjectWorkflowId,
   type NightlyFeed,
   type NightlyImportInput,
   type NightlyTally,
+  objectImportWorkflowId,
 } from '../../workflows/contracts/nightly.js';
 import { emptyTally, importInputForObject } from '../../workflows/nightly-policy.js';
 import { CHILD_STARTS_PER_RUN, LIST_PAGE_SIZE } from '../../workflows/nightly-run.js';
@@ -39,7 +39,7 @@ async function replay(history: History): Promise<RunRecord> {
   return done;
 }
 
-const idOf = (o: FeedObject) => feedObjectWorkflowId(FEED_ID, feed.bucket, o.key, o.etag);
+const idOf = (o: FeedObject) => objectImportWorkflowId(feed.bucket, o.key, o.etag);
 
 const FEED_ID = 'accounts';
 const feed: NightlyFeed = {
@@ -86,13 +86,20 @@ describe('nightlyImport replays', () => {
       startTime: START,
     });
     const pages = [0, 1, 2].map((p) => objects.slice(p * LIST_PAGE_SIZE, (p + 1) * LIST_PAGE_SIZE));
-    h.activity('listFeedObjects', page(pages[0]!, 'page-2')).activity('readBudgetUsage', { returns: budget(1200) });
+    // Each page's candidates are looked up first: none imported yet.
+    const noneImported = (onPage: FeedObject[]) => ({ input: { workflowIds: onPage.map(idOf) } });
+    h.activity('listFeedObjects', page(pages[0]!, 'page-2'))
+      .activity('readImportStates', { returns: {} }, { input: noneImported(pages[0]!).input })
+      .activity('readBudgetUsage', { returns: budget(1200) });
     pages.forEach((onPage, p) => {
       onPage.forEach((o, i) => {
         const ref = h.initiateChild('importFile', idOf(o), importInputForObject(FEED_ID, serial, o));
         h.childStarted(ref);
         // Once a page's last child has started, the next page is listed while that child still runs.
-        if (i === onPage.length - 1 && p < 2) h.activity('listFeedObjects', page(pages[p + 1]!, `page-${p + 3}`));
+        if (i === onPage.length - 1 && p < 2) {
+          h.activity('listFeedObjects', page(pages[p + 1]!, `page-${p + 3}`));
+          h.activity('readImportStates', { returns: {} }, { input: noneImported(pages[p + 1]!).input });
+        }
         h.childCompleted(ref, { jobId: i });
       });
     });
@@ -104,6 +111,7 @@ describe('nightlyImport replays', () => {
       tally: tally({ started: 600, succeeded: 600 }),
       continuationToken: 'page-4',
       childStartsPerRun: CHILD_STARTS_PER_RUN,
+      recentSpend: [],
     };
     const history = h.continueAsNew([next]);
     const seen = await replay(history);
@@ -117,6 +125,7 @@ describe('nightlyImport replays', () => {
     const o = object('a.csv');
     const h = night()
       .activity('listFeedObjects', page([o]))
+      .activity('readImportStates', { returns: {} }, { input: { workflowIds: [idOf(o)] } })
       .activity('readBudgetUsage', { returns: budget(100) });
     // The history says the night did nothing after reading the budget: the code starts a child there.
     h.startTimer(1000);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { BudgetUsage } from '../../workflows/contracts/activities.js';
 import { importInputProblems } from '../../workflows/contracts/import-input.js';
-import { feedObjectWorkflowId, type NightlyFeed } from '../../workflows/contracts/nightly.js';
+import { type NightlyFeed, objectImportWorkflowId } from '../../workflows/contracts/nightly.js';
 import {
   callsPerImport,
   DEFAULT_CALLS_PER_IMPORT,
@@ -35,22 +35,24 @@ function window(used: number, limit: number, resetsAt = '2026-11-23T00:00:00.000
   return { used, limit, remaining: limit - used, resetsAt };
 }
 
-describe('feedObjectWorkflowId', () => {
-  it('is import-<feedId>-<fnv1a64 of bucket/key/etag>, 16 hex digits', () => {
-    expect(feedObjectWorkflowId('accounts', 'b', 'k.csv', 'e1')).toMatch(/^import-accounts-[0-9a-f]{16}$/);
+/** A fixed cost per child (a job, an upload, an hour of polls), for the arithmetic of the allowance. */
+const ESTIMATE = { createJob: 1, submitData: 1, jobStatus: 60 };
+
+describe('objectImportWorkflowId', () => {
+  it('is import-<fnv1a64 of bucket/key/etag>, 16 hex digits', () => {
     // FNV-1a 64 of "b/k.csv/e1", computed independently.
-    expect(feedObjectWorkflowId('accounts', 'b', 'k.csv', 'e1')).toBe(`import-accounts-${fnvReference('b/k.csv/e1')}`);
+    expect(objectImportWorkflowId('b', 'k.csv', 'e1')).toBe(`import-${fnvReference('b/k.csv/e1')}`);
   });
 
   it('gives the same object the same id whether or not its ETag is quoted', () => {
-    expect(feedObjectWorkflowId('f', 'b', 'k', '"abc"')).toBe(feedObjectWorkflowId('f', 'b', 'k', 'abc'));
+    expect(objectImportWorkflowId('b', 'k', '"abc"')).toBe(objectImportWorkflowId('b', 'k', 'abc'));
   });
 
   it('gives a changed object (new ETag), another key or another bucket a new id', () => {
-    const base = feedObjectWorkflowId('f', 'b', 'k', 'e1');
-    expect(feedObjectWorkflowId('f', 'b', 'k', 'e2')).not.toBe(base);
-    expect(feedObjectWorkflowId('f', 'b', 'k2', 'e1')).not.toBe(base);
-    expect(feedObjectWorkflowId('f', 'b2', 'k', 'e1')).not.toBe(base);
+    const base = objectImportWorkflowId('b', 'k', 'e1');
+    expect(objectImportWorkflowId('b', 'k', 'e2')).not.toBe(base);
+    expect(objectImportWorkflowId('b', 'k2', 'e1')).not.toBe(base);
+    expect(objectImportWorkflowId('b2', 'k', 'e1')).not.toBe(base);
   });
 });
 
@@ -65,8 +67,6 @@ describe('importInputForObject', () => {
       listAction: 'insert',
       tenant: 'acme',
       onFailure: 'fail',
-      // The next night's retry is the same import of the same object version: it shares the job.
-      jobScope: feedObjectWorkflowId('accounts', 'crm-drops', object.key, object.etag),
     });
   });
 
@@ -110,13 +110,16 @@ describe('importAllowance', () => {
       submitData: window(1195, 1200),
       jobStatus: window(0, 3600),
     };
-    expect(importAllowance(usage, 0, now)).toEqual({ allowed: 5 });
-    expect(importAllowance(usage, 2, now)).toEqual({ allowed: 3 });
+    expect(importAllowance(usage, 0, now, ESTIMATE)).toEqual({ allowed: 5 });
+    expect(importAllowance(usage, 2, now, ESTIMATE)).toEqual({ allowed: 3 });
   });
 
   it('allows nothing and says when the window reopens once a budget is spent', () => {
     const usage: BudgetUsage = { createJob: window(1200, 1200), submitData: window(10, 1200) };
-    expect(importAllowance(usage, 0, now)).toEqual({ allowed: 0, reopensAtMs: Date.parse('2026-11-23T00:00:00.000Z') });
+    expect(importAllowance(usage, 0, now, ESTIMATE)).toEqual({
+      allowed: 0,
+      reopensAtMs: Date.parse('2026-11-23T00:00:00.000Z'),
+    });
   });
 
   it('holds back the status polls of every started child: three long jobs cannot spend the 3,600 polls', () => {
@@ -125,38 +128,36 @@ describe('importAllowance', () => {
       submitData: window(0, 1200),
       jobStatus: window(3500, 3600),
     };
-    expect(importAllowance(usage, 0, now).allowed).toBe(1);
-    expect(importAllowance(usage, 1, now).allowed).toBe(0);
-    expect(importAllowance(usage, 1, now).reopensAtMs).toBe(Date.parse('2026-11-23T00:00:00.000Z'));
-  });
-
-  it('leaves polls out for runs recorded before they were counted', () => {
-    const usage: BudgetUsage = { createJob: window(0, 1200), jobStatus: window(3600, 3600) };
-    expect(importAllowance(usage, 0, now, { countPolls: false }).allowed).toBe(1200);
+    expect(importAllowance(usage, 0, now, ESTIMATE).allowed).toBe(1);
+    expect(importAllowance(usage, 1, now, ESTIMATE).allowed).toBe(0);
+    expect(importAllowance(usage, 1, now, ESTIMATE).reopensAtMs).toBe(Date.parse('2026-11-23T00:00:00.000Z'));
   });
 
   it('counts running children against what is left', () => {
-    expect(importAllowance({ createJob: window(1198, 1200) }, 2, now).allowed).toBe(0);
+    expect(importAllowance({ createJob: window(1198, 1200) }, 2, now, ESTIMATE).allowed).toBe(0);
   });
 
   it('allows nothing while the service refuses (429 before the ledger ran out), until the later instant', () => {
     const usage: BudgetUsage = {
       createJob: { ...window(3, 1200, '2026-11-23T00:00:00.000Z'), exhaustedUntil: '2026-11-23T00:05:00.000Z' },
     };
-    expect(importAllowance(usage, 0, now)).toEqual({ allowed: 0, reopensAtMs: Date.parse('2026-11-23T00:05:00.000Z') });
+    expect(importAllowance(usage, 0, now, ESTIMATE)).toEqual({
+      allowed: 0,
+      reopensAtMs: Date.parse('2026-11-23T00:05:00.000Z'),
+    });
   });
 
   it('ignores a refusal that has already expired', () => {
     const usage: BudgetUsage = { createJob: { ...window(3, 1200), exhaustedUntil: '2026-11-22T00:00:00.000Z' } };
-    expect(importAllowance(usage, 0, now).allowed).toBe(1197);
+    expect(importAllowance(usage, 0, now, ESTIMATE).allowed).toBe(1197);
   });
 
   it('does not limit when the ledger tracks neither endpoint', () => {
-    expect(importAllowance({}, 0, now).allowed).toBe(Number.POSITIVE_INFINITY);
+    expect(importAllowance({}, 0, now, ESTIMATE).allowed).toBe(Number.POSITIVE_INFINITY);
   });
 });
 
-describe('importAllowance by recent spend (runs with the nightly-admits-by-recent-spend marker)', () => {
+describe('importAllowance by recent spend', () => {
   const now = Date.parse('2026-11-22T12:00:00.000Z');
   const watched = { createJob: 1, submitData: 1, jobStatus: 2, listJobs: 0 };
 
@@ -168,9 +169,9 @@ describe('importAllowance by recent spend (runs with the nightly-admits-by-recen
       listJobs: window(0, 3600),
     };
     // The estimate holds back 60 reads a child: one start, then none while it runs.
-    expect(importAllowance(usage, 1, now).allowed).toBe(0);
+    expect(importAllowance(usage, 1, now, ESTIMATE).allowed).toBe(0);
     const costs = callsPerImport([watched, watched]);
-    expect(importAllowance(usage, 1, now, { countPolls: true, costs }).allowed).toBe(49);
+    expect(importAllowance(usage, 1, now, costs).allowed).toBe(49);
   });
 
   it('counts the list calls children made: a night of searching creates stops at the list budget', () => {
@@ -181,7 +182,7 @@ describe('importAllowance by recent spend (runs with the nightly-admits-by-recen
       listJobs: window(3596, 3600),
     };
     const searching = { ...watched, listJobs: 5 };
-    expect(importAllowance(usage, 0, now, { countPolls: true, costs: callsPerImport([searching]) })).toEqual({
+    expect(importAllowance(usage, 0, now, callsPerImport([searching]))).toEqual({
       allowed: 0,
       reopensAtMs: Date.parse('2026-11-23T00:00:00.000Z'),
     });
@@ -217,14 +218,13 @@ describe('importAllowance by recent spend (runs with the nightly-admits-by-recen
   });
 });
 
-describe('importAllowance after a short block (runs with the nightly-wakes-when-a-block-ends marker)', () => {
+describe('importAllowance after a short block', () => {
   const now = Date.parse('2026-11-22T12:00:00.000Z');
   const blocked = (until: string) => ({ ...window(100, 1200), exhaustedUntil: until });
 
   it('reopens when a 15-minute block ends, not at the reset, when the count has calls left', () => {
     const usage: BudgetUsage = { createJob: blocked('2026-11-22T12:15:00.000Z'), submitData: window(100, 1200) };
-    expect(importAllowance(usage, 0, now)).toEqual({ allowed: 0, reopensAtMs: Date.parse('2026-11-23T00:00:00.000Z') });
-    expect(importAllowance(usage, 0, now, { countPolls: true, wakeAtBlockEnd: true })).toEqual({
+    expect(importAllowance(usage, 0, now, ESTIMATE)).toEqual({
       allowed: 0,
       reopensAtMs: Date.parse('2026-11-22T12:15:00.000Z'),
     });
@@ -234,23 +234,17 @@ describe('importAllowance after a short block (runs with the nightly-wakes-when-
     const spent: BudgetUsage = {
       createJob: { ...window(1200, 1200), exhaustedUntil: '2026-11-22T12:15:00.000Z' },
     };
-    expect(importAllowance(spent, 0, now, { countPolls: true, wakeAtBlockEnd: true }).reopensAtMs).toBe(
-      Date.parse('2026-11-23T00:00:00.000Z'),
-    );
+    expect(importAllowance(spent, 0, now, ESTIMATE).reopensAtMs).toBe(Date.parse('2026-11-23T00:00:00.000Z'));
     const two: BudgetUsage = {
       createJob: blocked('2026-11-22T12:15:00.000Z'),
       submitData: blocked('2026-11-22T12:45:00.000Z'),
     };
-    expect(importAllowance(two, 0, now, { countPolls: true, wakeAtBlockEnd: true }).reopensAtMs).toBe(
-      Date.parse('2026-11-22T12:45:00.000Z'),
-    );
+    expect(importAllowance(two, 0, now, ESTIMATE).reopensAtMs).toBe(Date.parse('2026-11-22T12:45:00.000Z'));
   });
 
   it('reopens at the reset when running children hold what a block would leave', () => {
     const usage: BudgetUsage = { createJob: { ...window(1198, 1200), exhaustedUntil: '2026-11-22T12:15:00.000Z' } };
-    expect(importAllowance(usage, 2, now, { countPolls: true, wakeAtBlockEnd: true }).reopensAtMs).toBe(
-      Date.parse('2026-11-23T00:00:00.000Z'),
-    );
+    expect(importAllowance(usage, 2, now, ESTIMATE).reopensAtMs).toBe(Date.parse('2026-11-23T00:00:00.000Z'));
   });
 });
 

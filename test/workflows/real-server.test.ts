@@ -20,7 +20,7 @@ import { temporal } from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeAwaitJobCompletion } from '../../activities/await-job-completion.js';
-import { makeCreateImportJob } from '../../activities/create-import-job.js';
+import { makeCreateImportJob } from '../../activities/create-job/create-import-job.js';
 import { ServiceClient } from '../../activities/service/client.js';
 import { createTokenSource } from '../../activities/service/token-source.js';
 import { Secret } from '../../temporal.config.js';
@@ -35,7 +35,6 @@ import type {
 import type { AllActivities } from '../../workflows/contracts/all-activities.js';
 import { pollTaskQueue, uploadTaskQueue } from '../../workflows/contracts/budget.js';
 import type { ImportFileInput } from '../../workflows/contracts/import-input.js';
-import { executionJobScope, jobKeyFor } from '../../workflows/contracts/job-key.js';
 import { abandonSignal, retrySignal } from '../../workflows/contracts/messages.js';
 import type { importFile } from '../../workflows/import-file.js';
 import { budgetWith } from '../activities/environment.js';
@@ -47,7 +46,6 @@ import { budgetExhausted, importInput, inspected, jobCreated, uploaded } from '.
 import {
   failure,
   progressWhen,
-  type Step,
   scriptedActivities,
   WorkflowHarness,
   workflowFailureOf,
@@ -107,7 +105,7 @@ describe('importFile on the dev server', () => {
     const scripted = scriptedActivities({});
     const outcome = await runImport('import-happy-path-with-mappings', scripted);
     if (!('result' in outcome)) throw outcome.err;
-    const { result, workflowId, firstRunId, taskQueue } = outcome;
+    const { result, taskQueue } = outcome;
     expect(scripted.calls.map((c) => c.step)).toEqual([
       'inspectSource',
       'applyFieldMappings',
@@ -116,11 +114,9 @@ describe('importFile on the dev server', () => {
       'awaitJobCompletion',
     ]);
     expect(scripted.callsOf('createImportJob')[0]?.input as CreateImportJobInput).toMatchObject({
-      jobKey: jobKeyFor(executionJobScope(workflowId, firstRunId), inspected.etag),
       // The object version's job record decides which job imports it.
       objectVersion: { ...importInput.source, etag: inspected.etag },
     });
-    expect(scripted.callsOf('createImportJob')[0]?.input).not.toHaveProperty('searchAllStates');
     expect(scripted.callsOf('awaitJobCompletion')[0]?.input).toMatchObject({
       objectVersion: { ...importInput.source, etag: inspected.etag },
     });
@@ -322,7 +318,7 @@ describe('importFile on the dev server', () => {
       createImportJob: [{ returns: jobCreated }, { returns: { ...jobCreated, reused: true, state: 'queued' } }],
       uploadData: [{ returns: uploaded }, { returns: { ...uploaded, skipped: true, bytesSent: 0 } }],
     });
-    const { first, again, workflowId, firstRunId } = await ctx.harness.withWorkers(activities, async (taskQueue) => {
+    const { first, again } = await ctx.harness.withWorkers(activities, async (taskQueue) => {
       const handle = await ctx.harness.startImport(taskQueue);
       const first = await handle.result();
       const history = await handle.fetchHistory();
@@ -337,59 +333,18 @@ describe('importFile on the dev server', () => {
       const resetRun = ctx.harness.env.client.workflow.getHandle<typeof importFile>(handle.workflowId, runId ?? '');
       const again = await resetRun.result();
       await ctx.record('import-reset-after-upload', resetRun);
-      return { first, again, workflowId: handle.workflowId, firstRunId: handle.firstExecutionRunId };
+      return { first, again };
     });
     // The reset run ran every step again; the activities (here scripted) found the job and the accepted upload.
     // Both runs name the same object version: its job record knows the job the first run made.
-    const jobKey = jobKeyFor(executionJobScope(workflowId, firstRunId), inspected.etag);
     const objectVersion = { ...importInput.source, etag: inspected.etag };
-    expect(
-      callsOf('createImportJob').map((c) => {
-        const { jobKey, objectVersion } = c.input as CreateImportJobInput;
-        return { jobKey, objectVersion };
-      }),
-    ).toEqual([
-      { jobKey, objectVersion },
-      { jobKey, objectVersion },
+    expect(callsOf('createImportJob').map((c) => (c.input as CreateImportJobInput).objectVersion)).toEqual([
+      objectVersion,
+      objectVersion,
     ]);
     expect(callsOf('uploadData')).toHaveLength(2);
     expect(first).toMatchObject({ jobReused: false, uploadSkipped: false });
     expect(again).toMatchObject({ jobId: first.jobId, jobReused: true, uploadSkipped: true, state: 'completed' });
-  });
-
-  describe('the job key', () => {
-    const keysAsked = (calls: { step: Step; input: unknown }[]) =>
-      calls
-        .filter((c) => c.step === 'createImportJob')
-        .map((c) => c.input as CreateImportJobInput)
-        .map(({ jobKey, objectVersion }) => ({ jobKey, objectVersion }));
-
-    it('changes for a fresh start with the same workflow id, which imports anew', async () => {
-      const { activities, calls } = scriptedActivities({});
-      await ctx.harness.withWorkers(activities, async (taskQueue) => {
-        await (await ctx.harness.startImport(taskQueue)).result();
-        await (await ctx.harness.startImport(taskQueue)).result();
-      });
-      const [first, second] = keysAsked(calls);
-      expect(second?.jobKey).not.toBe(first?.jobKey);
-      // Which job a version uses is the record's to say, whatever the key (see the job record's tests).
-      expect(second?.objectVersion).toEqual(first?.objectVersion);
-    });
-
-    it('is shared by executions given the same jobScope (the nightly retrying an object)', async () => {
-      const { activities, calls } = scriptedActivities({});
-      const input: ImportFileInput = { ...importInput, jobScope: 'import-feed-0123456789abcdef' };
-      await ctx.harness.withWorkers(activities, async (taskQueue) => {
-        await (await ctx.harness.startImport(taskQueue, input)).result();
-        await (await ctx.harness.startImport(taskQueue, input)).result();
-      });
-      const [first, second] = keysAsked(calls);
-      expect(first).toEqual({
-        jobKey: jobKeyFor(input.jobScope as string, inspected.etag),
-        objectVersion: { ...importInput.source, etag: inspected.etag },
-      });
-      expect(second).toEqual(first);
-    });
   });
 
   it('retries a 401 that came back after the token rotated (the server applies the policy, not only the flag)', async () => {

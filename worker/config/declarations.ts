@@ -183,6 +183,11 @@ export const CONFIG_VARIABLES = {
     durationText(DEFAULT_JOB_RECORD_SETTINGS.lagMs),
     durationWithin(0, 60 * 60_000, '0 to 1h'),
   ),
+  IMPORT_RECORD_RELEASE_CHECK: variable(
+    "Under Worker Versioning, how often an object version's job record that waits (its job failed or not yet done) wakes to see whether another release became current, and moves to it: the longest it keeps an old release from draining. A record keeps the value of the worker that started it. From 1s to 1d",
+    durationText(DEFAULT_JOB_RECORD_SETTINGS.releaseCheckMs),
+    durationWithin(1_000, 86_400_000, '1s to 1d'),
+  ),
   WORKER_MAX_CONCURRENT_UPLOADS: variable('Uploads one worker process runs at once', '2', wholeNumber(1, 64)),
   WORKER_MAX_CONCURRENT_ACTIVITIES: variable(
     'Short activities (status, create, mappings) one worker runs at once',

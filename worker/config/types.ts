@@ -93,8 +93,11 @@ export interface Config extends ClientConfig {
   budget: BudgetSettings;
   poll: { scheduleMs: number[]; jitterRatio: number };
   maxFileBytes: number;
-  /** The job records' fence (IMPORT_RECORD_LEASE, IMPORT_RECORD_LAG): given to each record the worker starts. */
-  jobRecord: { leaseMs: number; lagMs: number };
+  /**
+   * The job records' fence (IMPORT_RECORD_LEASE, IMPORT_RECORD_LAG) and how often a waiting
+   * record looks for a new current release (IMPORT_RECORD_RELEASE_CHECK): given to each record the worker starts.
+   */
+  jobRecord: { leaseMs: number; lagMs: number; releaseCheckMs: number };
   upload: { partSizeBytes: number; parallelParts: ParallelParts };
   worker: {
     maxConcurrentUploads: number;

@@ -45,7 +45,7 @@ export interface ApplyFieldMappingsInput extends BudgetScope {
   /**
    * The import (workflow id) that takes the source's mapping lock first:
    * refused with MappingConflict while another running import holds it with
-   * another set. Absent in runs recorded before imports held the lock.
+   * another set. Absent: the mappings are applied without the lock.
    */
   mappingLockHolder?: string;
 }
@@ -57,20 +57,12 @@ export interface ApplyFieldMappingsResult {
 }
 
 export interface CreateImportJobInput extends BudgetScope {
-  /** Names this import's job (see job-key.ts): a lost response, a retry and a Reset find the job by it. */
-  jobKey: string;
   dataImportName: string;
   entityType: EntityType;
   importSource?: string;
   activityTypeId?: number;
-  /**
-   * Runs recorded before the job record (no `objectVersion`) only: an earlier
-   * run may have created the job and sent it data, so look among processing
-   * and completed jobs too, not only among new ones.
-   */
-  searchAllStates?: boolean;
-  /** The object version whose job record decides (runs with the `import-uses-job-record` marker). */
-  objectVersion?: ObjectVersion;
+  /** The object version whose job record decides which job imports it. */
+  objectVersion: ObjectVersion;
   /** The version this import moved on from (its file was replaced): its record is told to let go. */
   supersedes?: ObjectVersion;
 }
@@ -120,7 +112,7 @@ export interface AwaitJobCompletionInput extends BudgetScope {
   startPollIndex?: number;
   /** ISO instant the wait began; the timeout counts from it across budget waits. */
   waitingSince?: string;
-  /** The object version whose job record is told the job's end (runs with the job-record marker). */
+  /** The object version whose job record is told the job's end. */
   objectVersion?: ObjectVersion;
 }
 
@@ -128,17 +120,6 @@ export interface AwaitJobCompletionResult {
   state: 'completed';
   polls: number;
   apiCalls: ApiCallCounts;
-}
-
-/**
- * Heartbeat details of createImportJob in runs without the job record: when
- * its last uncertain create began, so the next attempt waits before it
- * searches. (Details of older attempts also hold a search place; it is not
- * used: the search starts from the first page.)
- */
-export interface JobLookupProgress {
-  /** ISO instant of the last create whose outcome is unknown, if any. */
-  createdAt?: string;
 }
 
 /** Heartbeat details of awaitJobCompletion. */

@@ -93,7 +93,7 @@ export interface LedgerInput {
   /**
    * History length at which this run continues as new. A run's threshold
    * must never change while it runs (replay would take another path), so it
-   * travels in the input; runs started before it did use 2,000.
+   * travels in the input (LEDGER_MAX_HISTORY_EVENTS when absent).
    */
   maxHistoryEvents?: number;
 }

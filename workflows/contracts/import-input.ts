@@ -58,17 +58,9 @@ export interface ImportFileInput {
   awaitRetryTimeoutMs?: number;
   /** Overall limit on waiting for the job to finish; default 24 hours. */
   jobTimeoutMs?: number;
-  /**
-   * Executions given the same jobScope share one import job per file version
-   * (a job the service marked failed is never reused). Default: this execution
-   * and its Resets only, so a fresh start with the same workflow id makes a new
-   * job. The nightly feed passes the object version's workflow id.
-   */
-  jobScope?: string;
 }
 
 export const TENANT_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
-const JOB_SCOPE_PATTERN = /^[A-Za-z0-9._:/-]{1,200}$/;
 const INT64_PATTERN = /^[0-9]{1,19}$/;
 const MAX_NAME_LENGTH = 200;
 
@@ -174,9 +166,6 @@ export function importInputProblems(input: unknown): string[] {
   }
   if (input.jobTimeoutMs !== undefined && !positiveMs(input.jobTimeoutMs)) {
     problems.push('jobTimeoutMs must be a positive whole number of milliseconds');
-  }
-  if (input.jobScope !== undefined && (typeof input.jobScope !== 'string' || !JOB_SCOPE_PATTERN.test(input.jobScope))) {
-    problems.push('jobScope must be 1-200 characters of letters, digits, ".", "_", ":", "/" or "-"');
   }
   return problems;
 }

@@ -4,13 +4,8 @@
  * service that shortens long names cannot cut it, and the whole name is kept
  * within JOB_NAME_MAX_LENGTH.
  *
- * The key names one import of one file version: a hash of its scope and the
- * file's ETag. The default scope is the execution chain (workflow id and the
- * first execution's run id): a lost create response, a retried attempt and an
- * operator's Reset (which keeps the first run id) find the job again, while a
- * fresh start under the same workflow id is a new import with a new job. A
- * caller that means "the same import" across executions (the nightly feed,
- * whose child ids are derived from the object version) passes a `jobScope`.
+ * The key names one create intent of one object version's job record
+ * (job-record-state.ts): a create whose answer was lost is found by it.
  */
 const FNV_OFFSET = 0xcbf29ce484222325n;
 const FNV_PRIME = 0x100000001b3n;
@@ -27,16 +22,6 @@ export function fnv1a64(text: string): string {
     hash = (hash * FNV_PRIME) & MASK_64;
   }
   return hash.toString(16).padStart(16, '0');
-}
-
-/** The default scope: this execution and its Resets, never a later fresh start. */
-export function executionJobScope(workflowId: string, firstExecutionRunId: string): string {
-  return `${workflowId}/${firstExecutionRunId}`;
-}
-
-/** The key of the job that imports the file version `etag` within `scope`. */
-export function jobKeyFor(scope: string, etag: string): string {
-  return fnv1a64(`importFile\n${scope}\n${etag}`);
 }
 
 function keyTag(jobKey: string): string {

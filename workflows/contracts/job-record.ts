@@ -44,6 +44,12 @@ export interface JobRecordSettings {
   retryAfterMs: number;
   /** A record with no message for this long completes as abandoned. */
   idleMs: number;
+  /**
+   * Under Worker Versioning, how often a waiting record wakes to learn
+   * whether another release became current (and move to it): the longest a
+   * record keeps an old release from draining.
+   */
+  releaseCheckMs: number;
 }
 
 export const DEFAULT_JOB_RECORD_SETTINGS: JobRecordSettings = {
@@ -51,6 +57,7 @@ export const DEFAULT_JOB_RECORD_SETTINGS: JobRecordSettings = {
   lagMs: 15_000,
   retryAfterMs: 15_000,
   idleMs: 30 * 86_400_000,
+  releaseCheckMs: 60 * 60_000,
 };
 
 export type TerminalJobState = 'completed' | 'failed';

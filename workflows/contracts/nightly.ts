@@ -55,7 +55,7 @@ export interface NightlyTally {
   deferredForBudget: number;
   /**
    * Objects whose import still runs from an earlier night: neither imported
-   * nor started again. Absent in tallies of runs recorded before it existed.
+   * nor started again.
    */
   stillRunning?: number;
 }
@@ -73,13 +73,13 @@ export interface NightlyImportInput {
   /**
    * Child starts after which this run continues as new. A run's threshold
    * must not change while it runs (replay would take another path), so it
-   * travels in the input; runs started before it did use 500.
+   * travels in the input (CHILD_STARTS_PER_RUN when absent).
    */
   childStartsPerRun?: number;
   /**
    * What the night's most recently finished children spent (at most
    * RECENT_IMPORTS of them), carried so that the next run admits by it too.
-   * Absent in runs that admitted by a fixed estimate, and in a night's first run.
+   * Absent in a night's first run.
    */
   recentSpend?: ImportSpend[];
 }
@@ -92,9 +92,4 @@ export interface NightlyImportInput {
  */
 export function objectImportWorkflowId(bucket: string, key: string, etag: string): string {
   return `import-${fnv1a64(`${bucket}/${key}/${normaliseEtag(etag)}`)}`;
-}
-
-/** The per-feed id nights used before `objectImportWorkflowId`: still looked up, so those imports are not repeated. */
-export function feedObjectWorkflowId(feedId: string, bucket: string, key: string, etag: string): string {
-  return `import-${feedId}-${fnv1a64(`${bucket}/${key}/${normaliseEtag(etag)}`)}`;
 }

@@ -13,7 +13,7 @@ import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TemporalBudgetGate } from '../../../activities/budget/temporal-gate.js';
 import { makeCountWindowSpend } from '../../../activities/budget/window-spend.js';
-import { makeCreateImportJob } from '../../../activities/create-import-job.js';
+import { makeCreateImportJob } from '../../../activities/create-job/create-import-job.js';
 import { ServiceClient } from '../../../activities/service/client.js';
 import { createTokenSource } from '../../../activities/service/token-source.js';
 import { ServiceCalls } from '../../../activities/service-calls.js';
@@ -24,6 +24,7 @@ import { clearExhaustedSignal, exhaustedSignal, usageQuery } from '../../../work
 import { DEMO_TOKENS, type Simulator, startSimulator } from '../../simulator/server.js';
 import { failureOf, runActivity } from '../../support/activities.js';
 import { SPEC_BUDGET_SETTINGS } from '../../support/in-memory-budget-gate.js';
+import { InMemoryJobRecordGate } from '../../support/in-memory-job-record-gate.js';
 import { createEnvironment } from '../../support/temporal-server.js';
 import { bundleWorkflows } from '../../support/workflow-bundle.js';
 
@@ -222,11 +223,11 @@ describe('daily budgets on a real Temporal server', () => {
 
   it("an input naming another tenant is refused before any call; without one, the worker's tenant pays", async () => {
     const budget = gate();
-    const createImportJob = makeCreateImportJob({ service, budget });
+    const createImportJob = makeCreateImportJob({ service, budget, jobRecord: new InMemoryJobRecordGate() });
     const input: CreateImportJobInput = {
-      jobKey: `k${randomUUID().slice(0, 8)}`,
       dataImportName: 'tenant check',
       entityType: 'Account',
+      objectVersion: { bucket: 'b', key: `k${randomUUID().slice(0, 8)}.csv`, etag: '"e"' },
     };
     const requestsBefore = sim.requests().length;
     const refused = await failureOf(runActivity(createImportJob, { ...input, tenant: 'someone-else' }).result);

@@ -7,7 +7,7 @@
  * like any call.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { makeCreateImportJob } from '../../../activities/create-import-job.js';
+import { makeCreateImportJob } from '../../../activities/create-job/create-import-job.js';
 import { makeFindImportJobs } from '../../../activities/dry-run/find-import-jobs.js';
 import type { CreateImportJobResult } from '../../../workflows/contracts/activities.js';
 import type { DryRunStep, FindImportJobsInput, FindImportJobsResult } from '../../../workflows/contracts/dry-run.js';
@@ -42,13 +42,12 @@ describe('findImportJobs: the job record answers, never the job list', () => {
   };
   const recordOf = (v: ObjectVersion) => jobRecordWorkflowId({ ...v, tenant: TENANT });
 
-  /** The version's job, made as an import with the record marker makes it: createImportJob through the record. */
+  /** The version's job, made as an import makes it: createImportJob through the record. */
   async function importedThroughRecord(v: ObjectVersion): Promise<string> {
     const created = runActivity<Parameters<ReturnType<typeof makeCreateImportJob>>[0], CreateImportJobResult>(
       makeCreateImportJob({ service: w.service, budget, jobRecord: gate }),
       {
         tenant: TENANT,
-        jobKey: 'unused0000000000',
         dataImportName: v.key,
         entityType: 'Account',
         objectVersion: v,

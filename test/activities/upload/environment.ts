@@ -7,6 +7,7 @@ import { Readable } from 'node:stream';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Info } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
+import { currentAttempt } from '../../../activities/job-record/gate.js';
 import { type RangeRead, S3Source } from '../../../activities/s3/source.js';
 import { ServiceClient } from '../../../activities/service/client.js';
 import { createTokenSource } from '../../../activities/service/token-source.js';
@@ -136,12 +137,34 @@ export function uploadDeps(world: UploadWorld, overrides: Partial<UploadDataDeps
 
 type UploadAttempt = ActivityRun<UploadDataResult, UploadProgress>;
 
-/** Runs one attempt of uploadData, recording its heartbeats. */
+/**
+ * uploadData as an import runs it: its job was made through the object
+ * version's record first. A record that knows no job yet is told the input's
+ * job was created by this workflow's createImportJob (scheduled before any
+ * upload attempt).
+ */
+export function uploadAfterCreate(deps: UploadDataDeps) {
+  const upload = makeUploadData(deps);
+  return async function uploadData(input: UploadDataInput): Promise<UploadDataResult> {
+    await jobMadeThroughRecord(deps, input);
+    return upload(input);
+  };
+}
+
+/** Runs one attempt of uploadData (after its create, see uploadAfterCreate), recording its heartbeats. */
 export function runUpload(deps: UploadDataDeps, input: UploadDataInput, info: Partial<Info> = {}): UploadAttempt {
-  return runActivity<UploadDataInput, UploadDataResult, UploadProgress>(makeUploadData(deps), input, {
+  return runActivity<UploadDataInput, UploadDataResult, UploadProgress>(uploadAfterCreate(deps), input, {
     activityId: 'upload',
     ...info,
   });
+}
+
+async function jobMadeThroughRecord(deps: UploadDataDeps, input: UploadDataInput): Promise<void> {
+  const { workflowId, runId } = currentAttempt();
+  const version = { tenant: deps.budget.tenant, bucket: input.bucket, key: input.key, etag: input.etag };
+  const create = deps.jobRecord.session(version, { workflowId, runId, activityId: 'create', scheduledMs: 0 });
+  const claim = await create.claimCreate();
+  if (claim.kind === 'create') await create.resolveCreate(claim.seq, { jobId: input.jobId, state: 'new' });
 }
 
 /** CSV-like bytes, exactly `bytes` long: a header row, then numbered rows (deterministic, so hashes are stable). */

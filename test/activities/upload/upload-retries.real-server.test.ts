@@ -10,9 +10,16 @@ import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeUploadData } from '../../../activities/upload/index.js';
 import { createEnvironment } from '../../support/temporal-server.js';
-import { BUCKET, csvBytes, etagOf, startWorld, type UploadWorld, uploadDeps } from './environment.js';
+import {
+  BUCKET,
+  csvBytes,
+  etagOf,
+  startWorld,
+  type UploadWorld,
+  uploadAfterCreate,
+  uploadDeps,
+} from './environment.js';
 
 const TASK_QUEUE = 'upload-retries';
 
@@ -31,7 +38,7 @@ describe('uploadData retried by a real Temporal server', () => {
       taskQueue: TASK_QUEUE,
       workflowsPath: path.resolve(import.meta.dirname, 'upload-retry-workflow.ts'),
       activities: {
-        uploadData: makeUploadData(
+        uploadData: uploadAfterCreate(
           uploadDeps(world, { uploadIdleTimeoutMs: 300, unconfirmedWaitMs: 1_500, unconfirmedPollMs: 200 }),
         ),
       },

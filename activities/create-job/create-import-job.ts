@@ -1,6 +1,8 @@
 /**
- * createImportJob through the job record of the object version (issues 19
- * and 20): the record, not a search, says which job imports a version.
+ * The createImportJob activity: exactly one job per object version. The
+ * service has no idempotency key; the object version's job record
+ * (workflows/job-record.ts), not a search, says which job imports it, and a
+ * key in the job's name (job-key.ts) finds a job whose create went unanswered.
  *
  * - known: the version's job; no service call at all.
  * - wait: another import owns the create; heartbeat and ask again every
@@ -27,21 +29,36 @@ import type {
   ResolveCreateAnswer,
   TenantObjectVersion,
 } from '../../workflows/contracts/job-record.js';
-import { type JobListingService, JobSearch } from '../job-search.js';
+import { HEARTBEAT_PULSE_MS, withHeartbeatPulse } from '../heartbeat-pulse.js';
+import type { JobRecordGate, JobRecordSession } from '../job-record/gate.js';
 import type { CreateImportJobBody, FencedCallOptions, ImportJob } from '../service/types.js';
-import type { ServiceCalls } from '../service-calls.js';
-import type { JobRecordGate, JobRecordSession } from './gate.js';
+import { ServiceCalls, type ServiceCallsDeps } from '../service-calls.js';
+import { type JobListingService, JobSearch } from './job-search.js';
 
-export interface RecordCreateService extends JobListingService {
+/** What this activity needs of the service client. */
+export interface JobCreationService extends JobListingService {
   createJob(body: CreateImportJobBody, options?: FencedCallOptions): Promise<ImportJob>;
 }
 
-export interface RecordCreateDeps {
-  service: RecordCreateService;
+export interface CreateImportJobDeps extends ServiceCallsDeps {
+  service: JobCreationService;
+  /** The object versions' job records. */
+  jobRecord: JobRecordGate;
+  /** Jobs per list page asked for; 50 is the largest page size the spec documents anywhere. The service may send fewer. */
+  listPageSize?: number;
+  /** The least wait before a search after an uncertain create: how late the service may list a job. Default 30 s. */
+  settleMs?: number;
+  /** Longest sleep between heartbeats while waiting; keep well under the heartbeat timeout. */
+  heartbeatIntervalMs?: number;
+  /** The clock, for tests. */
+  now?: () => number;
+}
+
+interface RecordCreateDeps {
+  service: JobCreationService;
   jobRecord: JobRecordGate;
   tenant: string;
   perPage: number;
-  /** The least wait before a search after an uncertain create: how late the service may list a job. */
   settleMs: number;
   sliceMs: number;
   now: () => number;
@@ -54,8 +71,30 @@ const END_MARGIN_MS = 30_000;
 
 type Answer = ClaimCreateAnswer | ResolveCreateAnswer;
 
-export async function createThroughRecord(
-  input: CreateImportJobInput & { objectVersion: NonNullable<CreateImportJobInput['objectVersion']> },
+export function makeCreateImportJob(deps: CreateImportJobDeps) {
+  const recordDeps: RecordCreateDeps = {
+    service: deps.service,
+    jobRecord: deps.jobRecord,
+    tenant: deps.budget.tenant,
+    perPage: deps.listPageSize ?? 50,
+    settleMs: deps.settleMs ?? 30_000,
+    sliceMs: deps.heartbeatIntervalMs ?? 5_000,
+    now: deps.now ?? Date.now,
+  };
+  return async function createImportJob(input: CreateImportJobInput): Promise<CreateImportJobResult> {
+    const calls = ServiceCalls.forCurrentActivity(deps, input.tenant);
+    const ctx = Context.current();
+    // A pause or reset must reach an attempt waiting on a slow list or create, and abort that call.
+    return withHeartbeatPulse(
+      () => ctx.heartbeat(),
+      HEARTBEAT_PULSE_MS,
+      () => createThroughRecord(input, recordDeps, calls),
+    );
+  };
+}
+
+async function createThroughRecord(
+  input: CreateImportJobInput,
   deps: RecordCreateDeps,
   calls: ServiceCalls,
 ): Promise<CreateImportJobResult> {
@@ -91,12 +130,11 @@ export async function createThroughRecord(
         answer = await session.claimCreate();
         break;
       case 'resolve': {
-        // Counted from this claim, which came after the earlier POST ended (or its worker died): case 7.
+        // Counted from this claim, which came after the earlier POST ended (or its worker died).
         await sleepHeartbeating(Math.max(answer.settleMs, deps.settleMs), deps.sliceMs, beat);
         const found = await search.find({
           entityType: input.entityType,
           jobKey: answer.jobKey,
-          states: ['new'],
           perPage: deps.perPage,
         });
         log.info(found ? 'Import job found, created earlier' : 'No job from the uncertain create: creating', {
@@ -175,7 +213,7 @@ function inProgress(reason: string, retryAfterMs: number): ApplicationFailure {
   });
 }
 
-export async function sleepHeartbeating(ms: number, sliceMs: number, beat: () => void): Promise<void> {
+async function sleepHeartbeating(ms: number, sliceMs: number, beat: () => void): Promise<void> {
   for (let slept = 0; slept < ms; slept += sliceMs) {
     await Context.current().sleep(Math.min(sliceMs, ms - slept));
     beat();

@@ -1,6 +1,7 @@
 /**
- * One pass over the listed jobs of some states, page by page, for a usable
- * job whose name carries a job key (see job-key.ts).
+ * One pass over the listed `new` jobs, page by page, for a usable job whose
+ * name carries a job key (see job-key.ts): a job an unanswered create made
+ * has no data yet.
  *
  * It relies only on what the service publishes: the list's `entityType` and
  * `state` filters, and that every job is listed sooner or later. It does not
@@ -13,8 +14,8 @@
  * be lost or stale, and a job may sit on any page.
  */
 
-import type { EntityType } from '../workflows/contracts/import-input.js';
-import { jobNameHasKey } from '../workflows/contracts/job-key.js';
+import type { EntityType } from '../../workflows/contracts/import-input.js';
+import { jobNameHasKey } from '../../workflows/contracts/job-key.js';
 import type {
   CallOptions,
   ImportJob,
@@ -22,8 +23,8 @@ import type {
   ImportJobState,
   ListedJob,
   ListJobsQuery,
-} from './service/types.js';
-import type { ServiceCalls } from './service-calls.js';
+} from '../service/types.js';
+import type { ServiceCalls } from '../service-calls.js';
 
 /** What a search needs of the service client. */
 export interface JobListingService {
@@ -34,7 +35,6 @@ export interface JobListingService {
 export interface JobSearchRequest {
   entityType: EntityType;
   jobKey: string;
-  states: readonly ImportJobState[];
   perPage: number;
 }
 
@@ -48,14 +48,7 @@ export class JobSearch {
 
   /** The job carrying the key, unless the service marked it failed; undefined once every list is read. */
   async find(request: JobSearchRequest): Promise<{ id: string; state: string } | undefined> {
-    for (const state of request.states) {
-      const found = await this.findIn(request, state);
-      if (found) return found;
-    }
-    return undefined;
-  }
-
-  private async findIn(request: JobSearchRequest, state: ImportJobState) {
+    const state: ImportJobState = 'new';
     const seen = new Set<string>();
     for (let page = 0; ; page++) {
       const list = await this.calls.run('listJobs', () =>

@@ -1,12 +1,12 @@
 /**
- * createImportJob through the job record (issues 19 and 20), against the
+ * createImportJob (activities/create-job/) through the job record, against the
  * simulator, with the record's own decisions held in memory
  * (InMemoryJobRecordGate): each attempt is named as Temporal names it
  * (workflow, run, activity, scheduled time), and no attempt is handed the
  * heartbeat details of the one before (they may never have been delivered).
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type CreateImportJobDeps, makeCreateImportJob } from '../../../activities/create-import-job.js';
+import { type CreateImportJobDeps, makeCreateImportJob } from '../../../activities/create-job/create-import-job.js';
 import { currentAttempt, type JobRecordGate } from '../../../activities/job-record/gate.js';
 import { ServiceClient } from '../../../activities/service/client.js';
 import { createTokenSource } from '../../../activities/service/token-source.js';
@@ -52,7 +52,6 @@ describe('createImportJob through the job record', () => {
   }
   const input = (objectVersion: ObjectVersion, extra: Partial<CreateImportJobInput> = {}): CreateImportJobInput => ({
     tenant: 't1',
-    jobKey: `unused${n.toString().padStart(10, '0')}`,
     dataImportName: 'accounts.csv',
     entityType: 'Account',
     objectVersion,
@@ -220,8 +219,59 @@ describe('createImportJob through the job record', () => {
     expect(requestsTo('createJob') - creates).toBe(2);
   });
 
+  it.each([
+    ['answered 500', { status: 500 }],
+    ['reset without an answer', 'reset'],
+  ] as const)(
+    'a create %s but committed late: the next attempt settles, finds it; one POST, one job',
+    async (_, answer) => {
+      const v = version();
+      const i = input(v);
+      const creates = requestsTo('createJob');
+      w.sim.jobFaults.commitCreateLate({ afterMs: 100, answer });
+      await failureOf(attempt(i, { workflowId: 'import-a', scheduledMs: 1 }).result);
+      const second = await attempt(i, { workflowId: 'import-a', scheduledMs: 2 }).result;
+      await lateCommitsLanded();
+      expect(second.reused).toBe(true);
+      expect(requestsTo('createJob') - creates).toBe(1);
+    },
+  );
+
+  it('names the job by its intent key and passes the source and activityTypeId', async () => {
+    const v = version();
+    const result = await attempt(input(v, { entityType: 'Activity', activityTypeId: 1, importSource: 'CSV' }), {
+      workflowId: 'import-a',
+      scheduledMs: 1,
+    }).result;
+    const key = gate.stateOf({ ...v, tenant: 't1' })?.create?.jobKey;
+    expect(w.sim.job(result.jobId)).toMatchObject({
+      dataImportName: `[import:${key}] accounts.csv`,
+      entityType: 'Activity',
+      activityTypeId: 1,
+      source: 'CSV',
+    });
+  });
+
+  it('a spent createJob budget fails BudgetExhausted with resetsAt, and nothing is created', async () => {
+    budget = budgetWith({ createJob: 1 });
+    await budget.reserve('createJob', 'someone-else');
+    const before = w.sim.jobs().length;
+    const f = await failureOf(attempt(input(version()), { workflowId: 'import-a', scheduledMs: 1 }).result);
+    expect(f).toMatchObject({ type: 'BudgetExhausted', nonRetryable: true });
+    expect(f.details?.[0]).toEqual({ endpoint: 'createJob', resetsAt: expect.any(String) });
+    expect(w.sim.jobs().length).toBe(before);
+  });
+
+  it('a 403 fails Forbidden, not retryable, naming the Import Data permission', async () => {
+    w.sim.failNext('createJob', 403);
+    const f = await failureOf(attempt(input(version()), { workflowId: 'import-a', scheduledMs: 1 }).result);
+    expect(f.type).toBe('Forbidden');
+    expect(f.nonRetryable).toBe(true);
+    expect(f.message).toContain('"Import Data" permission');
+  });
+
   // Last: its 5,000 jobs would make every search above page through them.
-  it('creates with no list call at all: a tenant with 5,000 earlier jobs pays one POST (issue 20 item 3)', async () => {
+  it('creates with no list call at all: a tenant with 5,000 earlier jobs pays one POST', async () => {
     for (let k = 0; k < 5_000; k += 100) {
       await Promise.all(
         Array.from({ length: 100 }, (_, j) =>
