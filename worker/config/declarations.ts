@@ -28,6 +28,7 @@ import {
   wholeNumber,
 } from './parsers.js';
 import { Secret } from './secret.js';
+import { tokenFile } from './token-file.js';
 import { type Env, LOG_LEVELS, type LogLevel } from './types.js';
 import { durationText, parseParallelParts, parseSize } from './units.js';
 
@@ -87,8 +88,8 @@ export const CONFIG_VARIABLES = {
     (text) => new Secret(text),
   ),
   COMPANY_DATA_TOKEN_FILE: optional(
-    'File holding the token, re-read whenever it changes, so a sidecar can rotate the 8-hour tokens without a restart',
-    readableFile('holding the bearer token'),
+    'File holding the token, re-read whenever it changes, so a sidecar can rotate the 8-hour tokens without a restart; an empty or unreadable file stops start-up',
+    tokenFile,
   ),
   COMPANY_DATA_CLIENT_ID: optional(
     "Client id for the built-in client-credentials exchange (`POST /auth/v1/token` on the service's host): the worker gets its own 8-hour token, exchanges again 5 minutes before it expires and once after a 401; concurrent activities share one exchange. No sidecar needed",
