@@ -19,6 +19,7 @@ import {
   durationWithin,
   hostAndPort,
   httpUrl,
+  ipAddress,
   matching,
   type Parse,
   readableFile,
@@ -198,6 +199,16 @@ export const CONFIG_VARIABLES = {
     'Port of the Prometheus `/metrics` endpoint; `0` turns it off',
     '9464',
     wholeNumber(0, 65535),
+  ),
+  WORKER_HEALTH_PORT: variable(
+    'Port of the `/healthz` (alive) and `/readyz` (ready: Temporal, pollers, token, budget ledger) endpoints; `0` turns them off. Must differ from `WORKER_METRICS_PORT`',
+    '9465',
+    wholeNumber(0, 65535),
+  ),
+  WORKER_HTTP_HOST: variable(
+    'IP address the metrics and health endpoints listen on: `0.0.0.0` every IPv4 interface (what a container needs), `127.0.0.1` this machine only, `::` every interface',
+    '0.0.0.0',
+    ipAddress,
   ),
   WORKER_CONNECT_TIMEOUT: variable(
     'How long a starting worker keeps trying to reach Temporal (backoff 1 s doubling to 15 s, each try logged); `0` tries once',
