@@ -89,7 +89,7 @@ export const CONFIG_VARIABLES = {
     (text) => new Secret(text),
   ),
   COMPANY_DATA_TOKEN_FILE: optional(
-    'File holding the token, re-read whenever it changes, so a sidecar can rotate the 8-hour tokens without a restart; an empty or unreadable file stops start-up',
+    'File holding the token, re-read whenever it changes, so a sidecar can rotate the 8-hour tokens without a restart. A file that is empty, unreadable or holds more than one token stops start-up',
     tokenFile,
   ),
   COMPANY_DATA_CLIENT_ID: optional(

@@ -88,6 +88,26 @@ describe('the worker entry point', () => {
     }
   });
 
+  it('names WORKER_HEALTH_PORT when its port is taken, or is the metrics port', async () => {
+    const busy = createServer();
+    await new Promise<void>((done) => busy.listen(0, '0.0.0.0', done));
+    const port = (busy.address() as { port: number }).port;
+    try {
+      const taken = runWorker({ ...SERVICE, WORKER_METRICS_PORT: '0', WORKER_HEALTH_PORT: String(port) });
+      expect(taken.status).toBe(2);
+      expect(taken.lines.at(-1)?.message).toBe(
+        `WORKER_HEALTH_PORT ${port} is already in use by another process; choose a free port, or 0 to turn the health endpoints off`,
+      );
+    } finally {
+      busy.close();
+    }
+    const same = runWorker({ ...SERVICE, WORKER_METRICS_PORT: '9999', WORKER_HEALTH_PORT: '9999' });
+    expect(same.status).toBe(2);
+    expect(same.lines.at(-1)?.message).toBe(
+      'WORKER_HEALTH_PORT must differ from WORKER_METRICS_PORT (the metrics exporter has a port of its own); both are 9999',
+    );
+  });
+
   it('refuses to start with one line when the token file is empty, blank or holds more than a token', () => {
     const dir = mkdtempSync(join(tmpdir(), 'worker-token-file-'));
     try {
