@@ -7,13 +7,21 @@
  * link returns. Also before any Temporal server exists: alive, not ready.
  */
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadBudgetSettings } from '../../../temporal.config.js';
 import { freePort } from '../../../worker/demo/free-port.js';
 import type { CheckName, ReadinessReport } from '../../../worker/process/readiness.js';
+import {
+  LEDGER_MAX_HISTORY_EVENTS,
+  LEDGER_WORKFLOW_TYPE,
+  type LedgerInput,
+  ledgerWorkflowId,
+} from '../../../workflows/contracts/budget.js';
 import { DEMO_TOKENS } from '../../simulator/server.js';
 import { type FullStack, startFullStack } from '../../support/full-stack.js';
 import { type KillableWorker, type WorkerPool, workerPool } from '../../support/killable-worker.js';
@@ -50,6 +58,8 @@ describe('the health endpoints of a worker process on the full stack', () => {
   let port: number;
   const dir = mkdtempSync(join(tmpdir(), 'health-test-'));
   const tokenFile = join(dir, 'token');
+  // A tenant of its own: on a shared server (TEMPORAL_ADDRESS) another file may have started `default`'s ledger.
+  const tenant = `health-${randomUUID().slice(0, 8)}`;
 
   beforeAll(async () => {
     writeFileSync(tokenFile, DEMO_TOKENS.importer);
@@ -62,6 +72,7 @@ describe('the health endpoints of a worker process on the full stack', () => {
       env: {
         COMPANY_DATA_TOKEN: '',
         COMPANY_DATA_TOKEN_FILE: tokenFile,
+        IMPORT_TENANT: tenant,
         WORKER_HEALTH_PORT: String(port),
         WORKER_HTTP_HOST: '127.0.0.1',
       },
@@ -82,13 +93,29 @@ describe('the health endpoints of a worker process on the full stack', () => {
         temporal: { ok: true, detail: 'the frontend answered' },
         pollers: { ok: true, detail: 'main, uploads and polls workers polling' },
         token: { ok: true, detail: `token file ${tokenFile} holds a token` },
-        budgetLedger: { ok: true, detail: 'no ledger for tenant default yet (the first reservation starts it)' },
+        budgetLedger: { ok: true, detail: `no ledger for tenant ${tenant} yet (the first reservation starts it)` },
       },
     });
     expect(await get(port, '/healthz')).toEqual({ status: 200, body: { alive: true } });
     expect((await get(port, '/metrics')).status).toBe(404);
     // No service call at all: the simulator saw none (the worker got no import to run).
     expect(await simRequests(stack.sim.baseUrl)).toEqual([]);
+  });
+
+  it('asks a running ledger, which this worker serves, for its usage', { timeout: 60_000 }, async () => {
+    const input: LedgerInput = {
+      tenant,
+      settings: loadBudgetSettings({}),
+      maxHistoryEvents: LEDGER_MAX_HISTORY_EVENTS,
+    };
+    await stack.env.client.workflow.start(LEDGER_WORKFLOW_TYPE, {
+      workflowId: ledgerWorkflowId(tenant),
+      taskQueue: stack.taskQueue,
+      args: [input],
+    });
+    const answered = await until(port, '/readyz', (a) => a.body.checks.budgetLedger.detail.includes('answered'));
+    expect(answered.status).toBe(200);
+    expect(answered.body.checks.budgetLedger).toEqual({ ok: true, detail: `the ledger of tenant ${tenant} answered` });
   });
 
   it('names the token when its file is emptied, and is ready again once it holds one', {

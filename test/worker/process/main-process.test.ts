@@ -88,7 +88,7 @@ describe('the worker entry point', () => {
     }
   });
 
-  it('names WORKER_HEALTH_PORT when its port is taken, or is the metrics port', async () => {
+  it('names WORKER_HEALTH_PORT when its port is taken, or is the metrics port', { timeout: 180_000 }, async () => {
     const busy = createServer();
     await new Promise<void>((done) => busy.listen(0, '0.0.0.0', done));
     const port = (busy.address() as { port: number }).port;
@@ -108,7 +108,9 @@ describe('the worker entry point', () => {
     );
   });
 
-  it('refuses to start with one line when the token file is empty, blank or holds more than a token', () => {
+  it('refuses to start with one line when the token file is empty, blank or holds more than a token', {
+    timeout: 180_000,
+  }, () => {
     const dir = mkdtempSync(join(tmpdir(), 'worker-token-file-'));
     try {
       const cases: [string, string][] = [
@@ -143,7 +145,7 @@ describe('the worker entry point', () => {
     }
   });
 
-  it('refuses to start with one line when the token file cannot be read', () => {
+  it('refuses to start with one line when the token file cannot be read', { timeout: 180_000 }, () => {
     const dir = mkdtempSync(join(tmpdir(), 'worker-token-file-'));
     try {
       // A directory where the file should be: readable by anyone, root included, yet no token file.
