@@ -29,7 +29,7 @@ import {
   wholeNumber,
 } from './parsers.js';
 import { Secret } from './secret.js';
-import { tokenFile } from './token-file.js';
+import { tokenFile, tokenText } from './token-check.js';
 import { type Env, LOG_LEVELS, type LogLevel } from './types.js';
 import { durationText, parseParallelParts, parseSize } from './units.js';
 
@@ -86,7 +86,7 @@ export const CONFIG_VARIABLES = {
   ),
   COMPANY_DATA_TOKEN: optional(
     'Bearer token for the service. The worker needs exactly one token source: this, `COMPANY_DATA_TOKEN_FILE` or `COMPANY_DATA_CLIENT_ID` (two or none stop start-up)',
-    (text) => new Secret(text),
+    tokenText,
   ),
   COMPANY_DATA_TOKEN_FILE: optional(
     'File holding the token, re-read whenever it changes, so a sidecar can rotate the 8-hour tokens without a restart. A file that is empty, unreadable or holds more than one token stops start-up',

@@ -108,7 +108,7 @@ describe('the worker entry point', () => {
     );
   });
 
-  it('refuses to start with one line when the token file is empty, blank or holds more than a token', {
+  it('refuses to start with one line when the token (its file or its variable) is empty, blank or more than a token', {
     timeout: 180_000,
   }, () => {
     const dir = mkdtempSync(join(tmpdir(), 'worker-token-file-'));
@@ -143,6 +143,19 @@ describe('the worker entry point', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+    const pasted = runWorker({
+      ...SERVICE,
+      COMPANY_DATA_TOKEN: `Bearer ${TOKEN}`,
+      TEMPORAL_ADDRESS: '127.0.0.1:1',
+      WORKER_CONNECT_TIMEOUT: '0',
+      WORKER_METRICS_PORT: '0',
+      WORKER_HEALTH_PORT: '0',
+    });
+    expect(pasted.status).toBe(2);
+    expect(pasted.lines.map((l) => l.message)).toEqual([
+      'COMPANY_DATA_TOKEN must be the bearer token (visible ASCII characters, no spaces); it holds spaces, line breaks or non-ASCII characters (not shown)',
+    ]);
+    expect(pasted.output).not.toContain(TOKEN);
   });
 
   it('refuses to start with one line when the token file cannot be read', { timeout: 180_000 }, () => {
