@@ -81,6 +81,8 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
       maxConcurrentActivities: readVariable(env, 'WORKER_MAX_CONCURRENT_ACTIVITIES'),
       maxConcurrentPolls: readVariable(env, 'WORKER_MAX_CONCURRENT_POLLS'),
       metricsPort: readVariable(env, 'WORKER_METRICS_PORT'),
+      healthPort: readVariable(env, 'WORKER_HEALTH_PORT'),
+      httpHost: readVariable(env, 'WORKER_HTTP_HOST'),
       workflowBundlePath: readVariable(env, 'WORKFLOW_BUNDLE_PATH'),
       connectTimeoutMs: readVariable(env, 'WORKER_CONNECT_TIMEOUT'),
       heartbeatThrottleMs: readVariable(env, 'WORKER_HEARTBEAT_THROTTLE'),

@@ -98,6 +98,7 @@ describe('the compiled worker', () => {
         COMPANY_DATA_BASE_URL: 'http://127.0.0.1:9',
         COMPANY_DATA_TOKEN: 'compiled-worker-test-token',
         WORKER_METRICS_PORT: '0',
+        WORKER_HEALTH_PORT: '0',
       }),
     });
     started.push(worker);

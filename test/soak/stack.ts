@@ -143,6 +143,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     IMPORT_POLL_SCHEDULE: SOAK_TIMINGS.pollScheduleMs.map((ms) => `${ms}ms`).join(','),
     IMPORT_JOB_TIMEOUT: '15m',
     WORKER_METRICS_PORT: '0',
+    WORKER_HEALTH_PORT: '0',
     WORKER_CONNECT_TIMEOUT: '30m',
     LOG_LEVEL: 'INFO',
   };

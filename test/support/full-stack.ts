@@ -134,6 +134,7 @@ export async function startFullStack(options: FullStackOptions): Promise<FullSta
       AWS_REGION: 'us-east-1',
       WORKFLOW_BUNDLE_PATH: bundlePath,
       WORKER_METRICS_PORT: '0',
+      WORKER_HEALTH_PORT: '0',
       ...options.workerEnv,
       ...extra,
     });

@@ -20,6 +20,7 @@ import {
   durationWithin,
   hostAndPort,
   httpUrl,
+  ipAddress,
   matching,
   type Parse,
   readableFile,
@@ -29,6 +30,7 @@ import {
   wholeNumber,
 } from './parsers.js';
 import { Secret } from './secret.js';
+import { tokenFile, tokenText } from './token-check.js';
 import { type Env, LOG_LEVELS, type LogLevel } from './types.js';
 import { durationText, parseParallelParts, parseSize } from './units.js';
 
@@ -85,11 +87,11 @@ export const CONFIG_VARIABLES = {
   ),
   COMPANY_DATA_TOKEN: optional(
     'Bearer token for the service. The worker needs exactly one token source: this, `COMPANY_DATA_TOKEN_FILE` or `COMPANY_DATA_CLIENT_ID` (two or none stop start-up)',
-    (text) => new Secret(text),
+    tokenText,
   ),
   COMPANY_DATA_TOKEN_FILE: optional(
-    'File holding the token, re-read whenever it changes, so a sidecar can rotate the 8-hour tokens without a restart',
-    readableFile('holding the bearer token'),
+    'File holding the token, re-read whenever it changes, so a sidecar can rotate the 8-hour tokens without a restart. A file that is empty, unreadable or holds more than one token stops start-up',
+    tokenFile,
   ),
   COMPANY_DATA_CLIENT_ID: optional(
     "Client id for the built-in client-credentials exchange (`POST /auth/v1/token` on the service's host): the worker gets its own 8-hour token, exchanges again 5 minutes before it expires and once after a 401; concurrent activities share one exchange. No sidecar needed",
@@ -203,6 +205,16 @@ export const CONFIG_VARIABLES = {
     'Port of the Prometheus `/metrics` endpoint; `0` turns it off',
     '9464',
     wholeNumber(0, 65535),
+  ),
+  WORKER_HEALTH_PORT: variable(
+    'Port of the `/healthz` (alive) and `/readyz` (ready: Temporal, pollers, token, budget ledger) endpoints; `0` turns them off. Must differ from `WORKER_METRICS_PORT`',
+    '9465',
+    wholeNumber(0, 65535),
+  ),
+  WORKER_HTTP_HOST: variable(
+    'IP address the metrics and health endpoints listen on: `0.0.0.0` every IPv4 interface (what a container needs), `127.0.0.1` this machine only, `::` every interface',
+    '0.0.0.0',
+    ipAddress,
   ),
   WORKER_CONNECT_TIMEOUT: variable(
     'How long a starting worker keeps trying to reach Temporal (backoff 1 s doubling to 15 s, each try logged); `0` tries once',

@@ -4,6 +4,7 @@
  * it got.
  */
 import { accessSync, constants, statSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { fail } from './errors.js';
 import { parseDuration, parseSize } from './units.js';
 
@@ -103,3 +104,7 @@ export const hostAndPort: Parse<string> = (text, name) => {
 };
 
 export const anyText: Parse<string> = (text) => text;
+
+/** An IP literal: the metrics exporter binds a socket address, so a host name would fail only at start. */
+export const ipAddress: Parse<string> = (text, name) =>
+  isIP(text) !== 0 ? text : fail(name, 'an IP address such as 0.0.0.0, 127.0.0.1 or ::', text);

@@ -106,6 +106,10 @@ export interface Config extends ClientConfig {
     maxConcurrentPolls: number;
     /** 0 turns the Prometheus endpoint off. */
     metricsPort: number;
+    /** 0 turns /healthz and /readyz off. */
+    healthPort: number;
+    /** The IP address the metrics and health endpoints listen on. */
+    httpHost: string;
     /** A prebuilt workflow bundle; absent: the one npm run build wrote beside the compiled worker, else bundled from source. */
     workflowBundlePath?: string;
     /** How long a starting worker keeps retrying to reach Temporal; 0 tries once. */

@@ -18,6 +18,7 @@ import type { Config, WorkerDeployment } from '../../temporal.config.js';
 import { pollTaskQueue, uploadTaskQueue } from '../../workflows/contracts/budget.js';
 import { createActivityDeps } from './dependencies.js';
 import type { WorkerMetrics } from './metrics.js';
+import type { PollingWorkers } from './readiness.js';
 import { workflowSource } from './workflow-source.js';
 
 interface RunWorkerOptions {
@@ -29,8 +30,8 @@ interface RunWorkerOptions {
   signal?: AbortSignal;
   /** Overrides the dependencies built from config (tests). */
   deps?: ActivityDeps;
-  /** Called once the workers are polling. */
-  onReady?: () => void;
+  /** Called once the workers are polling, with them (for the readiness checks). */
+  onReady?: (workers: PollingWorkers) => void;
 }
 
 export async function runWorker(options: RunWorkerOptions): Promise<void> {
@@ -74,7 +75,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
   // anyone listened: the demo whose import failed at once would then wait for these workers forever.
   if (signal?.aborted) stop();
   else signal?.addEventListener('abort', stop, { once: true });
-  options.onReady?.();
+  options.onReady?.({ main, uploads, polls });
   try {
     await running;
   } finally {

@@ -1,11 +1,13 @@
 /**
  * The worker process that `npm start` and `npm run worker` run
- * (worker/process/main.ts). Reads and validates the configuration (one line and exit 2 when
- * it is wrong), installs the runtime logger and the Prometheus endpoint,
- * waits for the Temporal server, and runs the workers until SIGINT or
- * SIGTERM, which the Temporal runtime turns into a graceful shutdown
- * (running activities finish or are cancelled; nothing is lost either way).
+ * (worker/process/main.ts). Reads and validates the configuration (one line
+ * and exit 2 when it is wrong), serves the health endpoints, installs the
+ * runtime logger and the Prometheus endpoint, waits for the Temporal server,
+ * and runs the workers until SIGINT or SIGTERM, which the Temporal runtime
+ * turns into a graceful shutdown (running activities finish or are
+ * cancelled; nothing is lost either way).
  */
+import { isIPv6 } from 'node:net';
 import { Client } from '@temporalio/client';
 import { makeTelemetryFilterString, NativeConnection, Runtime } from '@temporalio/worker';
 import { type Config, ConfigError, loadConfig } from '../../temporal.config.js';
@@ -14,19 +16,26 @@ import { EXIT } from '../shared/exit-codes.js';
 import { packageVersion } from '../shared/version.js';
 import { ConnectFailedError, connectWithRetry } from './connect-with-retry.js';
 import { createActivityDeps } from './dependencies.js';
+import { type HealthServer, startHealthServer } from './health-server.js';
 import { createLogger, writeFatal } from './logging.js';
 import { createWorkerMetrics } from './metrics.js';
+import { Readiness } from './readiness.js';
 import { runWorker } from './run-worker.js';
 import { describeWorkflowSource, workflowSource } from './workflow-source.js';
 
+/** host:port as a socket address, an IPv6 host in brackets. */
+function socketAddress(host: string, port: number): string {
+  return isIPv6(host) ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
 function installRuntime(config: Config, logger: ReturnType<typeof createLogger>): Runtime {
-  const port = config.worker.metricsPort;
+  const { metricsPort: port, httpHost } = config.worker;
   try {
     return Runtime.install({
       logger,
       telemetryOptions: {
         logging: { forward: {}, filter: makeTelemetryFilterString({ core: 'WARN' }) },
-        metrics: port > 0 ? { prometheus: { bindAddress: `0.0.0.0:${port}` } } : undefined,
+        metrics: port > 0 ? { prometheus: { bindAddress: socketAddress(httpHost, port) } } : undefined,
       },
     });
   } catch (err) {
@@ -42,7 +51,8 @@ function installRuntime(config: Config, logger: ReturnType<typeof createLogger>)
 /** What an operator needs to see the worker is pointed at the right place; never a secret. */
 function startupFacts(config: Config): Record<string, unknown> {
   const { connection, namespace, taskQueue } = config.temporal;
-  const port = config.worker.metricsPort;
+  const { metricsPort, healthPort, httpHost } = config.worker;
+  const url = (port: number, paths: string) => (port > 0 ? `http://${socketAddress(httpHost, port)}${paths}` : 'off');
   return {
     version: packageVersion(),
     temporal: connection.address,
@@ -54,8 +64,21 @@ function startupFacts(config: Config): Record<string, unknown> {
     service: config.service?.baseUrl,
     tenant: config.tenant,
     deployment: config.worker.deployment ?? 'unversioned',
-    metrics: port > 0 ? `http://0.0.0.0:${port}/metrics` : 'off',
+    metrics: url(metricsPort, '/metrics'),
+    health: url(healthPort, '/healthz, /readyz'),
   };
+}
+
+/** Before Temporal is reached, so a liveness probe passes while the worker waits for its server. */
+async function startHealth(config: Config, readiness: Readiness): Promise<HealthServer | undefined> {
+  const { healthPort, metricsPort, httpHost } = config.worker;
+  if (healthPort === 0) return undefined;
+  if (healthPort === metricsPort) {
+    throw new ConfigError(
+      `WORKER_HEALTH_PORT must differ from WORKER_METRICS_PORT (the metrics exporter has a port of its own); both are ${healthPort}`,
+    );
+  }
+  return startHealthServer({ host: httpHost, port: healthPort, readiness: () => readiness.check() });
 }
 
 export interface WorkerProcessOptions {
@@ -70,6 +93,22 @@ export interface WorkerProcessOptions {
 async function main(options: WorkerProcessOptions): Promise<void> {
   const config = loadConfig(process.env, { needsService: true });
   const logger = createLogger(config.worker.logLevel);
+  const readiness = new Readiness(config);
+  const health = await startHealth(config, readiness);
+  try {
+    await run(config, logger, readiness, options);
+  } finally {
+    await health?.close();
+  }
+  logger.info('Worker stopped');
+}
+
+async function run(
+  config: Config,
+  logger: ReturnType<typeof createLogger>,
+  readiness: Readiness,
+  options: WorkerProcessOptions,
+): Promise<void> {
   const runtime = installRuntime(config, logger);
   logger.info('Worker starting', startupFacts(config));
   const address = config.temporal.connection.address;
@@ -90,6 +129,7 @@ async function main(options: WorkerProcessOptions): Promise<void> {
     );
   });
   const client = new Client({ connection, namespace: config.temporal.namespace });
+  readiness.connected(connection, client);
   const metrics = createWorkerMetrics(runtime.metricMeter);
   const deps = createActivityDeps(config, client, metrics);
   try {
@@ -99,12 +139,14 @@ async function main(options: WorkerProcessOptions): Promise<void> {
       client,
       metrics,
       deps: { ...deps, settings: { ...deps.settings, timeCompression: options.timeCompression } },
-      onReady: () => logger.info('Worker polling', { taskQueues: startupFacts(config).taskQueues }),
+      onReady: (workers) => {
+        readiness.polling(workers);
+        logger.info('Worker polling', { taskQueues: startupFacts(config).taskQueues });
+      },
     });
   } finally {
     await connection.close();
   }
-  logger.info('Worker stopped');
 }
 
 /** Runs the worker process until it is stopped; a failure is one line on stderr and its exit code. */

@@ -103,6 +103,11 @@ describe('configuration errors name the variable and what it expects', () => {
     [{ S3_FORCE_PATH_STYLE: 'maybe' }, /^S3_FORCE_PATH_STYLE must be true or false/],
     [{ IMPORT_TENANT: 'has space' }, /^IMPORT_TENANT must be 1-64 letters/],
     [{ WORKER_METRICS_PORT: '70000' }, /^WORKER_METRICS_PORT must be a whole number from 0 to 65535/],
+    [{ WORKER_HEALTH_PORT: '-1' }, /^WORKER_HEALTH_PORT must be a whole number from 0 to 65535/],
+    [
+      { WORKER_HTTP_HOST: 'localhost' },
+      /^WORKER_HTTP_HOST must be an IP address such as 0.0.0.0, 127.0.0.1 or ::; got "localhost"/,
+    ],
     [{ LOG_LEVEL: 'LOUD' }, /^LOG_LEVEL must be one of TRACE, DEBUG, INFO, WARN, ERROR/],
     [{ TEMPORAL_TLS: 'maybe' }, /^TEMPORAL_TLS must be true, false, 1 or 0; got "maybe"/],
     [{ TEMPORAL_CONFIG_FILE: '/nonexistent/temporal.toml' }, /^TEMPORAL_CONFIG_FILE must be a readable file/],
@@ -256,6 +261,14 @@ describe('the token stays secret', () => {
       { needsService: true },
     );
     expect(c.service?.token).toEqual({ kind: 'file', path });
+  });
+
+  it('listens for metrics and health on every IPv4 interface unless told otherwise', () => {
+    expect(loadConfig({}).worker).toMatchObject({ metricsPort: 9464, healthPort: 9465, httpHost: '0.0.0.0' });
+    expect(loadConfig({ WORKER_HTTP_HOST: '::1', WORKER_HEALTH_PORT: '0' }).worker).toMatchObject({
+      healthPort: 0,
+      httpHost: '::1',
+    });
   });
 });
 

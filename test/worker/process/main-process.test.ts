@@ -6,7 +6,10 @@
  * the fatal one included, is JSON.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { freePort } from '../../../worker/demo/free-port.js';
@@ -70,13 +73,110 @@ describe('the worker entry point', () => {
     await new Promise<void>((done) => busy.listen(0, '0.0.0.0', done));
     const port = (busy.address() as { port: number }).port;
     try {
-      const run = runWorker({ ...SERVICE, WORKER_METRICS_PORT: String(port), TEMPORAL_ADDRESS: '127.0.0.1:1' });
+      const run = runWorker({
+        ...SERVICE,
+        WORKER_METRICS_PORT: String(port),
+        WORKER_HEALTH_PORT: '0',
+        TEMPORAL_ADDRESS: '127.0.0.1:1',
+      });
       expect(run.status).toBe(2);
       expect(run.lines.at(-1)?.message).toBe(
         `WORKER_METRICS_PORT ${port} is already in use by another process; choose a free port, or 0 to turn metrics off`,
       );
     } finally {
       busy.close();
+    }
+  });
+
+  it('names WORKER_HEALTH_PORT when its port is taken, or is the metrics port', { timeout: 180_000 }, async () => {
+    const busy = createServer();
+    await new Promise<void>((done) => busy.listen(0, '0.0.0.0', done));
+    const port = (busy.address() as { port: number }).port;
+    try {
+      const taken = runWorker({ ...SERVICE, WORKER_METRICS_PORT: '0', WORKER_HEALTH_PORT: String(port) });
+      expect(taken.status).toBe(2);
+      expect(taken.lines.at(-1)?.message).toBe(
+        `WORKER_HEALTH_PORT ${port} is already in use by another process; choose a free port, or 0 to turn the health endpoints off`,
+      );
+    } finally {
+      busy.close();
+    }
+    const same = runWorker({ ...SERVICE, WORKER_METRICS_PORT: '9999', WORKER_HEALTH_PORT: '9999' });
+    expect(same.status).toBe(2);
+    expect(same.lines.at(-1)?.message).toBe(
+      'WORKER_HEALTH_PORT must differ from WORKER_METRICS_PORT (the metrics exporter has a port of its own); both are 9999',
+    );
+  });
+
+  it('refuses to start with one line when the token (its file or its variable) is empty, blank or more than a token', {
+    timeout: 180_000,
+  }, () => {
+    const dir = mkdtempSync(join(tmpdir(), 'worker-token-file-'));
+    try {
+      const cases: [string, string][] = [
+        ['', 'is empty'],
+        ['  \n\n', 'is empty'],
+        [`Bearer ${TOKEN}\n`, 'holds spaces, line breaks or non-ASCII characters (not shown)'],
+      ];
+      for (const [content, problem] of cases) {
+        const path = join(dir, 'token');
+        writeFileSync(path, content);
+        const run = runWorker({
+          COMPANY_DATA_BASE_URL: SERVICE.COMPANY_DATA_BASE_URL,
+          COMPANY_DATA_TOKEN_FILE: path,
+          // Unreachable: a worker that got past its configuration would wait here and fail with exit 1.
+          TEMPORAL_ADDRESS: '127.0.0.1:1',
+          WORKER_CONNECT_TIMEOUT: '0',
+          WORKER_METRICS_PORT: '0',
+          WORKER_HEALTH_PORT: '0',
+        });
+        expect(run.status).toBe(2);
+        expect(run.lines).toEqual([
+          {
+            time: expect.any(String),
+            level: 'FATAL',
+            message: `COMPANY_DATA_TOKEN_FILE must be a file holding the bearer token (visible ASCII characters, no spaces); ${path} ${problem}`,
+          },
+        ]);
+        expect(run.output).not.toContain(TOKEN);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    const pasted = runWorker({
+      ...SERVICE,
+      COMPANY_DATA_TOKEN: `Bearer ${TOKEN}`,
+      TEMPORAL_ADDRESS: '127.0.0.1:1',
+      WORKER_CONNECT_TIMEOUT: '0',
+      WORKER_METRICS_PORT: '0',
+      WORKER_HEALTH_PORT: '0',
+    });
+    expect(pasted.status).toBe(2);
+    expect(pasted.lines.map((l) => l.message)).toEqual([
+      'COMPANY_DATA_TOKEN must be the bearer token (visible ASCII characters, no spaces); it holds spaces, line breaks or non-ASCII characters (not shown)',
+    ]);
+    expect(pasted.output).not.toContain(TOKEN);
+  });
+
+  it('refuses to start with one line when the token file cannot be read', { timeout: 180_000 }, () => {
+    const dir = mkdtempSync(join(tmpdir(), 'worker-token-file-'));
+    try {
+      // A directory where the file should be: readable by anyone, root included, yet no token file.
+      const run = runWorker({
+        COMPANY_DATA_BASE_URL: SERVICE.COMPANY_DATA_BASE_URL,
+        COMPANY_DATA_TOKEN_FILE: dir,
+        TEMPORAL_ADDRESS: '127.0.0.1:1',
+        WORKER_CONNECT_TIMEOUT: '0',
+        WORKER_METRICS_PORT: '0',
+        WORKER_HEALTH_PORT: '0',
+      });
+      expect(run.status).toBe(2);
+      expect(run.lines).toHaveLength(1);
+      expect(run.lines[0]?.message).toBe(
+        `COMPANY_DATA_TOKEN_FILE must be a readable file (holding the bearer token); got ${JSON.stringify(dir)}`,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
@@ -87,6 +187,7 @@ describe('the worker entry point', () => {
       TEMPORAL_API_KEY: 'temporal-api-key-do-not-print',
       WORKER_CONNECT_TIMEOUT: '0',
       WORKER_METRICS_PORT: '0',
+      WORKER_HEALTH_PORT: '0',
     });
     expect(run.lines[0]).toMatchObject({
       level: 'INFO',
@@ -108,6 +209,7 @@ describe('the worker entry point', () => {
       TEMPORAL_ADDRESS: '127.0.0.1:1',
       WORKER_CONNECT_TIMEOUT: '0',
       WORKER_METRICS_PORT: '0',
+      WORKER_HEALTH_PORT: '0',
     };
     const versioned = runWorker({ ...unreachable, WORKER_DEPLOYMENT_NAME: 'bulk-import', WORKER_BUILD_ID: 'v7' });
     expect(versioned.lines[0]).toMatchObject({
@@ -133,6 +235,7 @@ describe('the worker entry point', () => {
         TEMPORAL_ADDRESS: address,
         WORKER_CONNECT_TIMEOUT: '0',
         WORKER_METRICS_PORT: '0',
+        WORKER_HEALTH_PORT: '0',
         LOG_LEVEL: 'DEBUG',
       });
       expect(run.status).toBe(1);
@@ -163,6 +266,7 @@ describe('a worker started before its Temporal server', () => {
         TEMPORAL_ADDRESS: `127.0.0.1:${port}`,
         WORKER_CONNECT_TIMEOUT: '2m',
         WORKER_METRICS_PORT: '0',
+        WORKER_HEALTH_PORT: '0',
       }),
     });
     started.push(worker);
