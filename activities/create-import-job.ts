@@ -23,18 +23,22 @@ import type {
   JobLookupProgress,
 } from '../workflows/contracts/activities.js';
 import { jobNameWithKey } from '../workflows/contracts/job-key.js';
+import { type CustomSourceService, onCustomSource } from './custom-source-name.js';
 import { HEARTBEAT_PULSE_MS, withHeartbeatPulse } from './heartbeat-pulse.js';
 import { createThroughRecord, type RecordCreateService, sleepHeartbeating } from './job-record/create-job.js';
 import type { JobRecordGate } from './job-record/gate.js';
 import { JobSearch } from './job-search.js';
+import { ReferenceCache } from './reference-cache.js';
 import type { CreateImportJobBody, ImportJobState } from './service/types.js';
 import { ServiceCalls, type ServiceCallsDeps } from './service-calls.js';
 
 /** What this activity needs of the service client. */
-export type JobCreationService = RecordCreateService;
+export type JobCreationService = RecordCreateService & CustomSourceService;
 
 export interface CreateImportJobDeps extends ServiceCallsDeps {
   service: JobCreationService;
+  /** The worker's reference data (a custom source's name); default one of this activity's own. */
+  reference?: ReferenceCache;
   /** The job records; the runs that name an object version need one. */
   jobRecord?: JobRecordGate;
   /** Jobs per list page asked for; 50 is the largest page size the spec documents anywhere. The service may send fewer. */
@@ -57,8 +61,15 @@ export function makeCreateImportJob(deps: CreateImportJobDeps) {
   const settleMs = deps.settleMs ?? 30_000;
   const sliceMs = deps.heartbeatIntervalMs ?? 5_000;
   const now = deps.now ?? Date.now;
-  return async function createImportJob(input: CreateImportJobInput): Promise<CreateImportJobResult> {
-    const calls = ServiceCalls.forCurrentActivity(deps, input.tenant);
+  const reference = deps.reference ?? new ReferenceCache();
+  return async function createImportJob(given: CreateImportJobInput): Promise<CreateImportJobResult> {
+    const calls = ServiceCalls.forCurrentActivity(deps, given.tenant);
+    const input = await onCustomSource(
+      given,
+      { service: deps.service, reference },
+      calls,
+      Context.current().cancellationSignal,
+    );
     const { objectVersion } = input;
     if (objectVersion) {
       if (!deps.jobRecord) throw new Error('createImportJob: this worker was built without job records');

@@ -189,6 +189,7 @@ function createImportJob(
       dataImportName: input.dataImportName,
       entityType: input.entityType,
       importSource: input.importSource,
+      ...(input.fieldMappings ? { customSourceId: input.fieldMappings.sourceId } : {}),
       activityTypeId: input.activityTypeId,
       ...(version
         ? { objectVersion: version, ...(supersedes ? { supersedes } : {}) }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { InMemoryBudgetGate } from '../../activities/budget/in-memory-gate.js';
 import { type CreateImportJobDeps, makeCreateImportJob } from '../../activities/create-import-job.js';
+import { ReferenceCache } from '../../activities/reference-cache.js';
 import { ServiceClient } from '../../activities/service/client.js';
 import { createTokenSource } from '../../activities/service/token-source.js';
 import { Secret } from '../../temporal.config.js';
@@ -104,6 +105,25 @@ describe('createImportJob', () => {
       logs.filter((l) => l.level === 'INFO').map((l) => [l.message, l.meta?.jobId, l.meta?.workflowId]);
     expect(milestone(first.logs)).toEqual([['Import job created', jobId, expect.any(String)]]);
     expect(milestone(second.logs)).toEqual([['Import job found, created earlier', jobId, expect.any(String)]]);
+  });
+
+  it('creates the job of a mapped import on its custom source, by the name the service lists', async () => {
+    const reference = new ReferenceCache();
+    const first = await run(input({ customSourceId: '1001' }), { reference }).result;
+    expect(w.sim.job(first.jobId)?.source).toBe('Salesforce CRM');
+    expect(first.apiCalls).toMatchObject({ getCustomSource: 1, createJob: 1 });
+    // The name is reference data: the next import on this worker reads it from the cache.
+    const second = await run(input({ customSourceId: '1001' }), { reference }).result;
+    expect(w.sim.job(second.jobId)?.source).toBe('Salesforce CRM');
+    expect(second.apiCalls.getCustomSource).toBeUndefined();
+  });
+
+  it('refuses a custom source the service does not know before creating anything', async () => {
+    const before = creates();
+    const err = await failureOf(run(input({ customSourceId: '4242' })).result);
+    expect(err).toMatchObject({ type: 'InvalidInput', nonRetryable: true });
+    expect(err.message).toContain('custom source 4242 (fieldMappings.sourceId) does not exist');
+    expect(creates()).toBe(before);
   });
 
   it('passes activityTypeId for activity imports', async () => {

@@ -127,7 +127,7 @@ async function runImport(key: string, workflowId: string, runId: string) {
       jobKey: jobKeyFor(executionJobScope(workflowId, 'first-run'), inspected.etag),
       dataImportName: `accounts ${key}`,
       entityType: 'Account' as const,
-      importSource: MAPPINGS.sourceId,
+      customSourceId: MAPPINGS.sourceId,
       searchAllStates: runId !== 'run-1',
     },
     id('3'),

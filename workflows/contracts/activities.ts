@@ -61,6 +61,12 @@ export interface CreateImportJobInput extends BudgetScope {
   dataImportName: string;
   entityType: EntityType;
   importSource?: string;
+  /**
+   * The custom source whose field mappings the import applied: the job is
+   * created on it, by the name the service lists (it reads its header
+   * through those mappings only then). Replaces importSource.
+   */
+  customSourceId?: string;
   activityTypeId?: number;
   /**
    * Runs recorded before the job record (no `objectVersion`) only: an earlier

@@ -101,7 +101,10 @@ describe('importFile input validation', () => {
       'fieldMappings.mappings[0] must be an object { sourceFieldLabel, serviceFieldName, dataType }',
     ]);
     expect(
-      fieldMappingProblems({ ...mappings, mappings: [{ sourceFieldLabel: 'A', serviceFieldName: '', dataType: 'string' }] }),
+      fieldMappingProblems({
+        ...mappings,
+        mappings: [{ sourceFieldLabel: 'A', serviceFieldName: '', dataType: 'string' }],
+      }),
     ).toEqual(['fieldMappings.mappings[0].serviceFieldName must be a non-empty string']);
     const twice = { sourceFieldLabel: 'Name', serviceFieldName: 'name', dataType: 'string' };
     expect(fieldMappingProblems({ ...mappings, mappings: [twice, twice] })).toEqual([
@@ -136,7 +139,7 @@ describe('importFile input validation', () => {
     );
   });
 
-  it('refuses an importSource beside field mappings: the job goes on the mappings\' source', () => {
+  it("refuses an importSource beside field mappings: the job goes on the mappings' source", () => {
     expect(problemsWith({ importSource: 'CSV', fieldMappings: mappings })).toEqual([
       'importSource cannot be given with fieldMappings: the import creates its job on the custom source fieldMappings.sourceId names (by the name the service lists), the only job that reads those mappings; leave importSource out',
     ]);
