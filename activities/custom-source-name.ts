@@ -33,7 +33,17 @@ export async function onCustomSource(
 ): Promise<CreateImportJobInput> {
   const sourceId = input.customSourceId;
   if (sourceId === undefined) return input;
-  const name = await deps.reference.get(`custom-source/${sourceId}`, () =>
+  return { ...input, importSource: await customSourceName(sourceId, deps, calls, signal) };
+}
+
+/** The name the service lists custom source `sourceId` by, from the worker's cache or one read. */
+export function customSourceName(
+  sourceId: string,
+  deps: CustomSourceNameDeps,
+  calls: ServiceCalls,
+  signal?: AbortSignal,
+): Promise<string> {
+  return deps.reference.get(`custom-source/${sourceId}`, () =>
     calls
       .run('getCustomSource', () => deps.service.getCustomSource(sourceId, { signal }))
       .then(
@@ -50,5 +60,4 @@ export async function onCustomSource(
         },
       ),
   );
-  return { ...input, importSource: name };
 }

@@ -1,8 +1,9 @@
 /**
  * The inspectSource activity: checks the S3 file and the import's settings
  * before any job exists. A missing, empty or oversized file, a malformed
- * header row, a header that lacks a mapped label or a label the entity type
- * requires, an import source the service does not list, or an Activity file
+ * header row, a header that lacks a mapped label or (read through the
+ * mappings) a field the entity type requires, an import source the service
+ * does not list, or an Activity file
  * without its type's required fields fails here, non-retryably, with a
  * message that names the file and what to fix. The file's own checks spend
  * no service call; the reference reads are cached per worker and counted

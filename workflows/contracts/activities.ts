@@ -17,7 +17,7 @@ interface BudgetScope {
 export interface InspectSourceInput extends BudgetScope {
   bucket: string;
   key: string;
-  /** The labels that must appear in the header row (the mappings' sourceFieldLabels). */
+  /** The job reads the header through these: each sourceFieldLabel must appear, and they may supply required fields. */
   mappings?: FieldMapping[];
   /** Decides the header labels the file needs. */
   entityType: EntityType;
