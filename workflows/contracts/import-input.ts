@@ -166,7 +166,7 @@ function mappingFitProblems(input: Record<string, unknown>): string[] {
       );
     } else if (set.objectType !== fits) {
       problems.push(
-        `fieldMappings.objectType must be ${JSON.stringify(fits)} for ${input.entityType} imports, got ${JSON.stringify(set.objectType)}; a ${JSON.stringify(set.objectType)} set would replace that source's ${set.objectType} mappings and never be read by this job`,
+        `fieldMappings.objectType must be ${JSON.stringify(fits)} for ${input.entityType} imports, got ${JSON.stringify(set.objectType)}: this set would replace source ${String(set.sourceId)}'s ${set.objectType} mappings, which a ${input.entityType} job never reads`,
       );
     }
   }

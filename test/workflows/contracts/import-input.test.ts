@@ -126,7 +126,7 @@ describe('importFile input validation', () => {
 
   it('refuses a mapping set whose object type the entity type never reads', () => {
     expect(problemsWith({ entityType: 'Person', fieldMappings: mappings })).toEqual([
-      'fieldMappings.objectType must be "person" for Person imports, got "account"; a "account" set would replace that source\'s account mappings and never be read by this job',
+      'fieldMappings.objectType must be "person" for Person imports, got "account": this set would replace source 9007199254740993\'s account mappings, which a Person job never reads',
     ]);
     expect(problemsWith({ fieldMappings: { ...mappings, objectType: 'person' } })[0]).toContain(
       'must be "account" for Account imports',
