@@ -69,7 +69,12 @@ export function createActivities(deps: ActivityDeps) {
   const activities = {
     inspectSource: makeInspectSource({ ...calls, s3, maxFileBytes: settings.maxFileBytes, reference }),
     applyFieldMappings: makeApplyFieldMappings({ ...calls, locks: deps.mappingLocks }),
-    createImportJob: makeCreateImportJob({ ...calls, jobRecord: deps.jobRecord, settleMs: settings.createSettleMs }),
+    createImportJob: makeCreateImportJob({
+      ...calls,
+      jobRecord: deps.jobRecord,
+      settleMs: settings.createSettleMs,
+      reference,
+    }),
     uploadData: makeUploadData({
       ...calls,
       s3,

@@ -1,17 +1,26 @@
 /**
  * The inspectSource activity: checks the S3 file and the import's settings
  * before any job exists. A missing, empty or oversized file, a malformed
- * header row, a header that lacks a mapped label or a label the entity type
- * requires, an import source the service does not list, or an Activity file
+ * header row, a header that lacks a mapped label or (read through the
+ * mappings) a field the entity type requires, an import source the service
+ * does not list, or an Activity file
  * without its type's required fields fails here, non-retryably, with a
  * message that names the file and what to fix. The file's own checks spend
  * no service call; the reference reads are cached per worker and counted
  * against the metadata budgets.
  */
 import type { InspectSourceInput, InspectSourceResult } from '../workflows/contracts/activities.js';
-import type { EntityType } from '../workflows/contracts/import-input.js';
+import type { EntityType, FieldMapping } from '../workflows/contracts/import-input.js';
 import { HeaderRowError, parseHeaderRow } from './csv/header-row.js';
-import { labelKey, missingLabels, REQUIRED_HEADER_LABELS } from './csv/required-labels.js';
+import {
+  describeField,
+  labelKey,
+  missingFields,
+  missingLabels,
+  missingMappedLabels,
+  REQUIRED_FIELDS,
+  type RequiredFields,
+} from './csv/required-labels.js';
 import { failure } from './failures.js';
 import type { ReferenceCache } from './reference-cache.js';
 import { HeaderTooLong, SourceObjectChanged, SourceObjectMissing, s3Url } from './s3/errors.js';
@@ -32,6 +41,8 @@ export interface InspectSourceDeps extends ServiceCallsDeps {
   service: ReferenceService;
   /** One per worker: reference data read by one import serves the next ones. */
   reference: ReferenceCache;
+  /** The fields each entity type needs, by display name and (inferred) service name; default REQUIRED_FIELDS. */
+  requiredFields?: RequiredFields;
 }
 
 type FileFacts = Omit<InspectSourceResult, 'apiCalls'>;
@@ -92,44 +103,60 @@ async function inspectOnce(deps: InspectSourceDeps, input: InspectSourceInput): 
     throw err;
   }
 
+  const mappings = input.mappings ?? [];
+  const table = deps.requiredFields ?? REQUIRED_FIELDS;
   const warnings: string[] = [];
-  const mapped = (input.mappings ?? []).map((m) => m.sourceFieldLabel);
-  if (mapped.length > 0) {
-    const inHeader = new Set(header);
-    const missing = mapped.filter((label) => !inHeader.has(label));
+  if (mappings.length > 0) {
+    const missing = missingMappedLabels(header, mappings);
     if (missing.length > 0) {
       throw failure(
         'MappingMismatch',
-        `${where}: the header row lacks the mapped label(s) ${quoteAll(missing)}; the header has ${quoteAll(header)}`,
+        `${where}: the header row lacks the mapped label(s) ${quoteAll(missing)}; the header has ${quoteAll(header)}; fix the file or the mappings' sourceFieldLabel`,
         { missing, header },
       );
     }
-    const covered = new Set(mapped);
-    const unmapped = header.filter((label) => !covered.has(label));
-    if (unmapped.length > 0) {
-      warnings.push(`no field mapping covers the column(s) ${quoteAll(unmapped)}; the service may ignore them`);
-    }
-  } else {
-    checkRequiredLabels(where, input.entityType, header);
+    warnings.push(...unreadColumns(header, mappings, table, input.entityType));
   }
+  checkRequiredFields(where, input.entityType, header, mappings, table);
   return { ...head, header, warnings };
 }
 
 /**
- * The display names the entity type needs. With field mappings the mapped
- * labels are checked instead: which display name a mapped serviceFieldName
- * stands for is not published.
+ * Every field the entity type needs must come from a display-name label or
+ * from a mapping onto its service name (the job reads the header through its
+ * mappings). Activity files are checked against their type's fields instead.
  */
-function checkRequiredLabels(where: string, entityType: EntityType, header: string[]): void {
-  if (entityType === 'Activity' || !Object.hasOwn(REQUIRED_HEADER_LABELS, entityType)) return;
-  const missing = missingLabels(header, REQUIRED_HEADER_LABELS[entityType]);
-  if (missing.length > 0) {
-    throw failure(
-      'InvalidCsvHeader',
-      `${where}: the header row lacks the label(s) ${quoteAll(missing)} that ${entityType} imports require; the header has ${quoteAll(header)}`,
-      { missing, header },
-    );
-  }
+function checkRequiredFields(
+  where: string,
+  entityType: EntityType,
+  header: string[],
+  mappings: readonly FieldMapping[],
+  table: RequiredFields,
+): void {
+  if (entityType === 'Activity' || !Object.hasOwn(table, entityType)) return;
+  const missing = missingFields(header, mappings, table[entityType]);
+  if (missing.length === 0) return;
+  const read = mappings.length > 0 ? 'the header row, read through the field mappings,' : 'the header row';
+  const fix = mappings.length > 0 ? 'add the column or map a column onto its field' : 'add the column';
+  throw failure(
+    'InvalidCsvHeader',
+    `${where}: ${read} lacks ${missing.map(describeField).join(', ')}, which ${entityType} imports require; the header has ${quoteAll(header)}; ${fix}`,
+    { missing: missing.map((f) => f.label), header },
+  );
+}
+
+/** Columns neither a mapping nor a required display name covers: the service may ignore them. */
+function unreadColumns(
+  header: string[],
+  mappings: readonly FieldMapping[],
+  table: RequiredFields,
+  entityType: EntityType,
+): string[] {
+  const required = entityType === 'Activity' ? [] : table[entityType].map((f) => f.label);
+  const known = new Set([...mappings.map((m) => m.sourceFieldLabel), ...required].map(labelKey));
+  const unread = header.filter((label) => !known.has(labelKey(label)));
+  if (unread.length === 0) return [];
+  return [`no field mapping covers the column(s) ${quoteAll(unread)}; the service may ignore them`];
 }
 
 /** A named import source must be one the service lists for the entity type (CSV, the default, always is). */

@@ -165,6 +165,7 @@ function createImportJob(
       dataImportName: input.dataImportName,
       entityType: input.entityType,
       importSource: input.importSource,
+      ...(input.fieldMappings ? { customSourceId: input.fieldMappings.sourceId } : {}),
       activityTypeId: input.activityTypeId,
       objectVersion: version,
       ...(supersedes ? { supersedes } : {}),

@@ -31,17 +31,21 @@ import type {
 } from '../../workflows/contracts/job-record.js';
 import { HEARTBEAT_PULSE_MS, withHeartbeatPulse } from '../heartbeat-pulse.js';
 import type { JobRecordGate, JobRecordSession } from '../job-record/gate.js';
+import { ReferenceCache } from '../reference-cache.js';
 import type { CreateImportJobBody, FencedCallOptions, ImportJob } from '../service/types.js';
 import { ServiceCalls, type ServiceCallsDeps } from '../service-calls.js';
+import { type CustomSourceService, onCustomSource } from './custom-source-name.js';
 import { type JobListingService, JobSearch } from './job-search.js';
 
 /** What this activity needs of the service client. */
-export interface JobCreationService extends JobListingService {
+export interface JobCreationService extends JobListingService, CustomSourceService {
   createJob(body: CreateImportJobBody, options?: FencedCallOptions): Promise<ImportJob>;
 }
 
 export interface CreateImportJobDeps extends ServiceCallsDeps {
   service: JobCreationService;
+  /** The worker's reference data (a custom source's name); default one of this activity's own. */
+  reference?: ReferenceCache;
   /** The object versions' job records. */
   jobRecord: JobRecordGate;
   /** Jobs per list page asked for; 50 is the largest page size the spec documents anywhere. The service may send fewer. */
@@ -81,9 +85,11 @@ export function makeCreateImportJob(deps: CreateImportJobDeps) {
     sliceMs: deps.heartbeatIntervalMs ?? 5_000,
     now: deps.now ?? Date.now,
   };
-  return async function createImportJob(input: CreateImportJobInput): Promise<CreateImportJobResult> {
-    const calls = ServiceCalls.forCurrentActivity(deps, input.tenant);
+  const reference = deps.reference ?? new ReferenceCache();
+  return async function createImportJob(given: CreateImportJobInput): Promise<CreateImportJobResult> {
+    const calls = ServiceCalls.forCurrentActivity(deps, given.tenant);
     const ctx = Context.current();
+    const input = await onCustomSource(given, { service: deps.service, reference }, calls, ctx.cancellationSignal);
     // A pause or reset must reach an attempt waiting on a slow list or create, and abort that call.
     return withHeartbeatPulse(
       () => ctx.heartbeat(),

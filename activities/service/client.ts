@@ -17,6 +17,7 @@ import type {
   ActivityType,
   CallOptions,
   CreateImportJobBody,
+  CustomSource,
   FencedCallOptions,
   ImportJob,
   ImportJobList,
@@ -183,6 +184,17 @@ export class ServiceClient {
       endpoint: 'activityFields',
       path: endpointPath('activityFields', { activityTypeId }),
       shape: shapes.activityFields,
+      signal: opts.signal,
+    });
+  }
+
+  /** One custom source, for its name: a job on it names it in `source`. */
+  getCustomSource(sourceId: string, opts: CallOptions = {}): Promise<CustomSource> {
+    int64Id('sourceId', sourceId);
+    return this.#transport.short({
+      endpoint: 'getCustomSource',
+      path: endpointPath('getCustomSource', { source_id: sourceId }),
+      shape: shapes.customSource,
       signal: opts.signal,
     });
   }

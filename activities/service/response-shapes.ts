@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import type { FieldMapping } from '../../workflows/contracts/import-input.js';
-import type { ActivityFields, ActivityType, ImportJob, ImportJobList } from './types.js';
+import type { ActivityFields, ActivityType, CustomSource, ImportJob, ImportJobList } from './types.js';
 
 /** An int64 id as JSON gives it: a safe integer, or the decimal string parseJsonExact made of a larger one. */
 const int64Id = z
@@ -86,6 +86,10 @@ export const shapes = {
       activityType: z.looseObject({ name: z.string() }),
       fields: z.array(z.looseObject({ fieldName: z.string(), fieldDataType: z.string() })),
     }) as z.ZodType<ActivityFields>,
+  },
+  customSource: {
+    describes: 'a custom source { id, name }',
+    schema: z.looseObject({ id: int64Id, name: z.string().trim().min(1) }) as z.ZodType<CustomSource>,
   },
   fieldMappings: {
     describes: 'a mapping set { fieldMappings: [{ sourceFieldLabel, serviceFieldName, dataType }] }',

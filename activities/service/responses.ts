@@ -22,7 +22,8 @@ import { redact } from './redaction.js';
 import { checkShape, type Shape } from './response-shapes.js';
 
 const IMPORT_PERMISSION = 'Import Data';
-const MAPPING_PERMISSION = 'custom-source field mappings (its name is unpublished)';
+const MAPPING_PERMISSION = 'custom sources and their field mappings (its name is unpublished)';
+const INTEGRATION_ENDPOINTS = new Set(['getCustomSource', 'listCustomSources', 'getFieldMappings', 'putFieldMappings']);
 
 export function parseSuccess<T>(shape: Shape<T>, text: string, details: ServiceErrorDetails, token: string): T {
   let body: unknown;
@@ -51,7 +52,7 @@ export function statusError(
   if (status === 400 || status === 413 || status === 422) return new BadRequest(d);
   if (status === 401) return new Unauthorized({ ...d, tokenRotated });
   if (status === 403) {
-    const permission = details.endpoint.endsWith('FieldMappings') ? MAPPING_PERMISSION : IMPORT_PERMISSION;
+    const permission = INTEGRATION_ENDPOINTS.has(details.endpoint) ? MAPPING_PERMISSION : IMPORT_PERMISSION;
     return new Forbidden({ ...d, permission });
   }
   if (status === 404) return new NotFound(d);

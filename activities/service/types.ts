@@ -46,6 +46,13 @@ export interface ImportJobList {
   data: ListedJob[];
 }
 
+/** A custom source: a named data origin; its name is what a job's `source` names. */
+export interface CustomSource {
+  /** int64, as a decimal string. */
+  id: string;
+  name: string;
+}
+
 export interface ActivityType {
   id: number;
   name: string;

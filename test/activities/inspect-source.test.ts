@@ -17,8 +17,8 @@ afterAll(async () => {
   await world?.close();
 });
 
-function mapping(label: string): FieldMapping {
-  return { sourceFieldLabel: label, serviceFieldName: label.toLowerCase().replace(/\W/g, '_'), dataType: 'string' };
+function mapping(label: string, serviceFieldName = label.toLowerCase().replace(/\W/g, '_')): FieldMapping {
+  return { sourceFieldLabel: label, serviceFieldName, dataType: 'string' };
 }
 
 function deps(overrides: Partial<InspectSourceDeps> = {}): InspectSourceDeps {
@@ -93,8 +93,8 @@ describe('inspectSource reads the file facts and its header row', () => {
 
   it('warns about header columns no mapping covers', async () => {
     const result = await inspectFile('extra-column.csv', 'Account Name,Account Domain,Notes\n', [
-      mapping('Account Name'),
-      mapping('Account Domain'),
+      mapping('Account Name', 'name'),
+      mapping('Account Domain', 'domain'),
     ]);
     expect(result.warnings).toEqual(['no field mapping covers the column(s) "Notes"; the service may ignore them']);
   });
@@ -172,8 +172,8 @@ describe('inspectSource refuses files the service would reject, before any servi
 
 describe('inspectSource checks the file against what the service requires, before any job exists', () => {
   it.each<[EntityType, string, string]>([
-    ['Account', 'Account Name,Domain,Employees', '"Account Domain"'],
-    ['Person', 'First Name,Last Name,E-mail,External Person Id', '"Email"'],
+    ['Account', 'Account Name,Domain,Employees', '"Account Domain" (or a mapping onto "domain")'],
+    ['Person', 'First Name,Last Name,E-mail,External Person Id', '"Email" (or a mapping onto "email")'],
     ['Opportunity', 'Opportunity Name,Account Name,Account Domain', '"External Opportunity ID"'],
   ])(
     'a %s file without a required label fails InvalidCsvHeader, spending no service call',
@@ -183,7 +183,7 @@ describe('inspectSource checks the file against what the service requires, befor
       const err = await failureOf(inspect({ bucket: BUCKET, key: `required-${entityType}.csv`, entityType }));
       expect(err.type).toBe('InvalidCsvHeader');
       expect(err.nonRetryable).toBe(true);
-      expect(err.message).toContain(`lacks the label(s) ${missing} that ${entityType} imports require`);
+      expect(err.message).toContain(`the header row lacks ${missing}, which ${entityType} imports require`);
       expect(world.sim.requests().length).toBe(before);
     },
   );
@@ -194,12 +194,52 @@ describe('inspectSource checks the file against what the service requires, befor
     expect(result.header).toEqual(['account   NAME', 'Account Domain']);
   });
 
-  it('checks the mapped labels instead when field mappings are given', async () => {
+  it('takes a required field from a mapping onto its service name', async () => {
     const result = await inspectFile('mapped.csv', 'Company,Web Site\nAcme,acme.example\n', [
-      mapping('Company'),
-      mapping('Web Site'),
+      mapping('Company', 'name'),
+      mapping('Web Site', 'domain'),
     ]);
     expect(result.header).toEqual(['Company', 'Web Site']);
+  });
+
+  it('refuses a header that, read through the mappings, lacks a required field, spending no service call', async () => {
+    const before = world.sim.requests().length;
+    await world.put('half-mapped.csv', 'Company,Website\nAcme,acme.example\n');
+    const err = await failureOf(
+      inspect({
+        bucket: BUCKET,
+        key: 'half-mapped.csv',
+        mappings: [mapping('Company', 'name'), mapping('Website', 'url')],
+      }),
+    );
+    expect(err).toMatchObject({ type: 'InvalidCsvHeader', nonRetryable: true });
+    expect(err.message).toContain(
+      'the header row, read through the field mappings, lacks "Account Domain" (or a mapping onto "domain"), which Account imports require',
+    );
+    expect(err.message).toContain('add the column or map a column onto its field');
+    expect(world.sim.requests().length).toBe(before);
+  });
+
+  it('reads a mapped display-name column as its mapping only', async () => {
+    await world.put('remapped.csv', 'Account Name,Account Domain\nAcme,acme.example\n');
+    const err = await failureOf(
+      inspect({ bucket: BUCKET, key: 'remapped.csv', mappings: [mapping('Account Domain', 'website')] }),
+    );
+    expect(err.message).toContain('lacks "Account Domain" (or a mapping onto "domain")');
+  });
+
+  it('takes another required-field table in place of the inferred one', async () => {
+    await world.put('renamed.csv', 'Company,Account Domain\nAcme,acme.example\n');
+    const requiredFields = {
+      Account: [{ label: 'Account Name', serviceName: 'accountName' }, { label: 'Account Domain' }],
+      Person: [],
+      Opportunity: [],
+    };
+    const input = withDefaults({ bucket: BUCKET, key: 'renamed.csv', mappings: [mapping('Company', 'accountName')] });
+    const result = await runActivity(makeInspectSource(deps({ requiredFields })), input).result;
+    expect(result.header).toEqual(['Company', 'Account Domain']);
+    const inferred = await failureOf(inspect(input));
+    expect(inferred.message).toContain('(or a mapping onto "name")');
   });
 
   it('an importSource the service does not list fails InvalidInput naming what it lists', async () => {

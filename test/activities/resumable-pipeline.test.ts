@@ -129,7 +129,7 @@ async function runImport(key: string, workflowId: string, runId: string) {
       tenant: TENANT,
       dataImportName: `accounts ${key}`,
       entityType: 'Account' as const,
-      importSource: MAPPINGS.sourceId,
+      customSourceId: MAPPINGS.sourceId,
       // The object version's record answers the reset run as it answered the first.
       objectVersion: { bucket: BUCKET, key, etag: inspected.etag },
     },

@@ -120,15 +120,7 @@ describe('dry runs, on the whole stack', () => {
 
   it('reports an import that would go ahead, spending only the reads it lists, each reserved with the ledger', async () => {
     const reservedBefore = (await ledgerUsage()).listSources.used;
-    const run = await cli(
-      ...startArgs(GOOD),
-      '--import-source',
-      'CSV',
-      '--mappings-file',
-      mappingsFile,
-      '--dry-run',
-      '--json',
-    );
+    const run = await cli(...startArgs(GOOD), '--import-source', 'CSV', '--dry-run', '--json');
     expect(run.code).toBe(0);
     const report = JSON.parse(run.out) as DryRunImportReport & { ok: boolean };
     expect(report.ok).toBe(true);
@@ -138,7 +130,6 @@ describe('dry runs, on the whole stack', () => {
       importState: 'absent',
       source: { bucket: STACK_BUCKET, key: GOOD },
       object: { header: ['Account Name', 'Account Domain'] },
-      fieldMappings: { sourceId: '1001', objectType: 'account', inPlace: false, missing: MAPPINGS, unexpected: [] },
       job: {
         lookup: 'job-record',
         record: { status: 'absent' },
@@ -155,10 +146,28 @@ describe('dry runs, on the whole stack', () => {
       'listSources',
     ]);
     expect(report.object.budget.every((b) => b.remaining !== undefined && !b.waits)).toBe(true);
-    // Exactly the reads the report lists reached the service: the source list and the mapping read.
-    expect(report.spent).toEqual({ listSources: 1, getFieldMappings: 1 });
+    // Exactly the reads the report lists reached the service: the source list.
+    expect(report.spent).toEqual({ listSources: 1 });
     expect(requestsPerEndpoint(run.requests)).toEqual(report.spent);
     expect((await ledgerUsage()).listSources.used).toBe(reservedBefore + 1);
+
+    // With field mappings: the set's diff, and the custom source the job would be created on, by name.
+    const mapped = await cli(...startArgs(GOOD), '--mappings-file', mappingsFile, '--dry-run', '--json');
+    expect(mapped.code).toBe(0);
+    const mappedReport = JSON.parse(mapped.out) as DryRunImportReport & { ok: boolean };
+    expect(mappedReport.object).toMatchObject({
+      verdict: 'import',
+      fieldMappings: {
+        sourceId: '1001',
+        sourceName: 'Salesforce CRM',
+        objectType: 'account',
+        inPlace: false,
+        missing: MAPPINGS,
+        unexpected: [],
+      },
+    });
+    expect(mappedReport.spent).toEqual({ getFieldMappings: 1, getCustomSource: 1 });
+    expect(requestsPerEndpoint(mapped.requests)).toEqual(mappedReport.spent);
     // Reading a record that does not exist started none.
     const recordId = await recordIdOf(GOOD);
     expect(report.object.job?.record?.workflowId).toBe(recordId);

@@ -10,7 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { ServiceEndpoint } from '../../workflows/contracts/endpoints.js';
-import { authError, importError, isMappingEndpoint } from './error-bodies.js';
+import { authError, importError, isIntegrationEndpoint } from './error-bodies.js';
 import { json, parseJson, type Reply, readSmallBody } from './http-io.js';
 
 /** How an echoing refusal spells the token: as a JSON encoder, a URL, or a base64'd header would. */
@@ -66,7 +66,7 @@ export class TokenAuthority {
     if (grant.expired || (grant.expiresAtMs !== undefined && this.now() >= grant.expiresAtMs)) {
       return authError(401, 'Unauthorized: token expired');
     }
-    if (!isMappingEndpoint(endpoint) && !grant.permissions.includes(IMPORT_PERMISSION)) {
+    if (!isIntegrationEndpoint(endpoint) && !grant.permissions.includes(IMPORT_PERMISSION)) {
       return authError(403, `Forbidden: the token lacks the ${IMPORT_PERMISSION} permission`);
     }
     return undefined;

@@ -1,7 +1,7 @@
 /**
  * The error bodies the production service sends, by path family
  * (service-facts.md): import paths carry `{message}` (400/404/500) or
- * `{status}` (401/403); field-mapping paths carry `{error: {code, message,
+ * `{status}` (401/403); custom-source and field-mapping paths carry `{error: {code, message,
  * diagnosticCode}}`; rate limits carry the spec's error object.
  */
 import { randomUUID } from 'node:crypto';
@@ -12,8 +12,16 @@ function diagnosticCode(): string {
   return `sim-${randomUUID()}`;
 }
 
-export function isMappingEndpoint(endpoint: ServiceEndpoint | 'unknown'): boolean {
-  return endpoint === 'getFieldMappings' || endpoint === 'putFieldMappings';
+const INTEGRATION_ENDPOINTS: readonly (ServiceEndpoint | 'unknown')[] = [
+  'getCustomSource',
+  'listCustomSources',
+  'getFieldMappings',
+  'putFieldMappings',
+];
+
+/** The custom-source paths (/integration/v1/...): their own error body, and no Import Data permission needed. */
+export function isIntegrationEndpoint(endpoint: ServiceEndpoint | 'unknown'): boolean {
+  return INTEGRATION_ENDPOINTS.includes(endpoint);
 }
 
 /**
@@ -32,7 +40,7 @@ export function importError(status: number, message: string): Reply {
 
 const MAPPING_CODES: Record<number, string> = { 400: '400-000', 404: '404-000', 500: '500-001' };
 
-/** 400/404/500 on the field-mapping paths. */
+/** 400/404/500 on the custom-source and field-mapping paths. */
 export function mappingError(status: number, message: string): Reply {
   const code = MAPPING_CODES[status] ?? `${status}-000`;
   return json(status, { error: { code, message, diagnosticCode: diagnosticCode() } });
@@ -50,6 +58,6 @@ export function defaultFaultReply(endpoint: ServiceEndpoint, status: number): Re
     // 429-101 is what the simulator's own daily limit answers; see limits.ts.
     return specError(429, '429-101', `Injected 429 for ${endpoint}`);
   }
-  if (isMappingEndpoint(endpoint)) return mappingError(status, `Injected ${status}`);
+  if (isIntegrationEndpoint(endpoint)) return mappingError(status, `Injected ${status}`);
   return importError(status, `Injected ${status}`);
 }

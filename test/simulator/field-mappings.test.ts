@@ -4,7 +4,7 @@ import { call, createJob, upload, waitForOutcome } from './test-client.js';
 
 let sim: Simulator;
 beforeEach(async () => {
-  sim = await startSimulator({ processingMs: 20, customSources: ['1001'] });
+  sim = await startSimulator({ processingMs: 20, customSources: [{ id: '1001', name: 'Salesforce CRM' }] });
 });
 afterEach(() => sim.close());
 
@@ -13,6 +13,7 @@ const MAPPINGS = [
   { sourceFieldLabel: 'Company', serviceFieldName: 'name', dataType: 'string' },
   { sourceFieldLabel: 'Web Site', serviceFieldName: 'domain', dataType: 'string' },
 ];
+const SOURCE = 'Salesforce CRM';
 
 describe('field mappings', () => {
   it('reads an empty set before any PUT', async () => {
@@ -77,35 +78,87 @@ describe('field mappings', () => {
   });
 });
 
-describe('header check against the mappings', () => {
-  it('fails a custom-source job whose header lacks a mapped label', async () => {
+describe('custom sources', () => {
+  it('answers one source by id, and 404 with the error envelope for an unknown one', async () => {
+    expect(await call(sim, 'GET', '/integration/v1/custom-sources/1001')).toMatchObject({
+      status: 200,
+      body: { id: 1001, name: SOURCE, sourceGroup: 'custom', priority: 50 },
+    });
+    expect(await call(sim, 'GET', '/integration/v1/custom-sources/9999')).toMatchObject({
+      status: 404,
+      body: { error: { code: '404-000' } },
+    });
+  });
+
+  it('lists the sources a page at a time', async () => {
+    sim.seedFieldMappings('1002', 'person', MAPPINGS);
+    const first = await call(sim, 'GET', '/integration/v1/custom-sources?group=custom&page=1&perPage=1');
+    expect(first.body).toEqual({ totalCount: 2, data: [expect.objectContaining({ id: 1001, name: SOURCE })] });
+    const second = await call(sim, 'GET', '/integration/v1/custom-sources?group=custom&page=2&perPage=1');
+    expect(second.body).toMatchObject({ data: [{ id: 1002, name: 'Custom source 1002' }] });
+  });
+
+  it('lists CSV and the custom sources by name, never by id, as what a job may name', async () => {
+    for (const entityType of ['Account', 'person']) {
+      expect((await call(sim, 'GET', `/import/v1/${entityType}/sources`)).body).toEqual({ data: ['CSV', SOURCE] });
+    }
+  });
+});
+
+describe("a job reads its header through its custom source's mappings", () => {
+  it('completes a job on the custom source whose mappings supply the required fields', async () => {
     sim.seedFieldMappings('1001', 'account', MAPPINGS);
-    const { id } = await createJob(sim, { entityType: 'Account', source: '1001' });
+    const { id } = await createJob(sim, { entityType: 'Account', source: SOURCE });
+    await upload(sim, id, '\uFEFF"Web Site",Company,Extra\r\nacme.com,Acme,1\r\n');
+    expect(await waitForOutcome(sim, id)).toMatchObject({ state: 'completed', source: SOURCE });
+    expect(sim.job(id)).toMatchObject({
+      header: ['Web Site', 'Company', 'Extra'],
+      readAs: ['domain', 'name', 'Extra'],
+    });
+  });
+
+  it('fails a job whose header, read through the mappings, lacks a required field', async () => {
+    sim.seedFieldMappings('1001', 'account', MAPPINGS);
+    const { id } = await createJob(sim, { entityType: 'Account', source: SOURCE });
+    // "Domain" is neither mapped nor the display name "Account Domain".
     await upload(sim, id, 'Company,Domain\nAcme,acme.com\n');
     expect(await waitForOutcome(sim, id)).toMatchObject({ state: 'failed' });
-    expect(sim.job(id)?.failureReason).toContain('"Web Site"');
+    expect(sim.job(id)?.failureReason).toContain('"Account Domain" (or a mapping onto "domain")');
   });
 
-  it('completes a custom-source job whose header has every mapped label (quoted, BOM, CRLF)', async () => {
-    sim.seedFieldMappings('1001', 'account', MAPPINGS);
-    const { id } = await createJob(sim, { entityType: 'Account', source: '1001' });
-    await upload(sim, id, '\uFEFF"Web Site",Company,Extra\r\nacme.com,Acme,1\r\n');
-    expect(await waitForOutcome(sim, id)).toMatchObject({ state: 'completed' });
-    expect(sim.job(id)?.header).toEqual(['Web Site', 'Company', 'Extra']);
-  });
-
-  it('checks Person jobs against the person set only', async () => {
-    sim.seedFieldMappings('1001', 'account', MAPPINGS);
-    const { id } = await createJob(sim, { entityType: 'Person', source: '1001' });
-    await upload(sim, id, 'First Name,Last Name,Email,External Person Id\nAda,L,ada@example.com,p1\n');
+  it('takes a display-name label the mappings leave alone', async () => {
+    sim.seedFieldMappings('1001', 'account', [MAPPINGS[0]]);
+    const { id } = await createJob(sim, { entityType: 'Account', source: SOURCE });
+    await upload(sim, id, 'Company,Account Domain\nAcme,acme.com\n');
     expect(await waitForOutcome(sim, id)).toMatchObject({ state: 'completed' });
   });
 
-  it('does not check a CSV-source job against any custom source', async () => {
+  it('ignores the mappings on a job on CSV: its header must hold the display names', async () => {
     sim.seedFieldMappings('1001', 'account', MAPPINGS);
     const { id } = await createJob(sim, { entityType: 'Account' });
-    await upload(sim, id, 'Account Name,Account Domain\nAcme,acme.com\n');
-    expect(await waitForOutcome(sim, id)).toMatchObject({ state: 'completed' });
+    await upload(sim, id, 'Company,Web Site\nAcme,acme.com\n');
+    expect(await waitForOutcome(sim, id)).toMatchObject({ state: 'failed' });
+    expect(sim.job(id)?.readAs).toEqual(['Company', 'Web Site']);
+  });
+
+  it('reads a Person job through the person set only', async () => {
+    sim.seedFieldMappings('1001', 'account', MAPPINGS);
+    const { id } = await createJob(sim, { entityType: 'Person', source: SOURCE });
+    await upload(sim, id, 'Company,Web Site\nAcme,acme.com\n');
+    expect(await waitForOutcome(sim, id)).toMatchObject({ state: 'failed' });
+    const person = await createJob(sim, { entityType: 'Person', source: SOURCE });
+    await upload(sim, person.id, 'First Name,Last Name,Email,External Person Id\nAda,L,ada@example.com,p1\n');
+    expect(await waitForOutcome(sim, person.id)).toMatchObject({ state: 'completed' });
+  });
+
+  it('fails, without a reason in the API, a job on a source the tenant does not list (an id is not a name)', async () => {
+    sim.seedFieldMappings('1001', 'account', MAPPINGS);
+    const { id } = await createJob(sim, { entityType: 'Account', source: '1001' });
+    await upload(sim, id, 'Company,Web Site\nAcme,acme.com\n');
+    const outcome = await waitForOutcome(sim, id);
+    expect(outcome).toMatchObject({ state: 'failed' });
+    expect(Object.keys(outcome as object)).not.toContain('failureReason');
+    expect(sim.job(id)?.failureReason).toContain('source "1001" is not one the tenant lists');
   });
 });
 

@@ -157,8 +157,11 @@ describe('jobs list', () => {
 });
 
 describe('import metadata', () => {
-  it('lists the CSV source for a known entity type and 400 for an unknown one', async () => {
-    expect(await call(sim, 'GET', '/import/v1/person/sources')).toMatchObject({ status: 200, body: { data: ['CSV'] } });
+  it('lists CSV and the custom sources by name for a known entity type and 400 for an unknown one', async () => {
+    expect(await call(sim, 'GET', '/import/v1/person/sources')).toMatchObject({
+      status: 200,
+      body: { data: ['CSV', 'Salesforce CRM', 'HubSpot CRM'] },
+    });
     expect((await call(sim, 'GET', '/import/v1/Company/sources')).status).toBe(400);
   });
 

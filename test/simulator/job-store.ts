@@ -2,11 +2,20 @@
  * The simulator's import jobs and field mappings, and the asynchronous
  * processing that moves an accepted job to completed or failed.
  */
-import { missingRequiredLabels } from './reference-data.js';
-import type { JobRecord, ServiceRecord } from './types.js';
+import {
+  describeField,
+  headerThroughMappings,
+  labelKey,
+  missingFields,
+  missingLabels,
+  type RequiredFields,
+} from '../../activities/csv/required-labels.js';
+import { type EntityType, MAPPING_OBJECT_TYPE_OF_ENTITY } from '../../workflows/contracts/import-input.js';
+import { requiredActivityFields } from './reference-data.js';
+import type { CustomSource, JobRecord, ServiceRecord } from './types.js';
 
-/** Field-mapping object type for an import entity type; only these are checked against a header. */
-const OBJECT_TYPE_OF_ENTITY: Record<string, string> = { Account: 'account', Person: 'person' };
+/** The source every tenant has: a job on it reads display-name labels only. */
+const DEFAULT_SOURCE = 'CSV';
 
 interface NewJob {
   dataImportName: string;
@@ -35,7 +44,7 @@ interface CreateOptions {
 export class JobStore {
   private readonly jobsById = new Map<string, JobRecord>();
   private readonly mappings = new Map<string, unknown[]>();
-  private readonly sources: Set<string>;
+  private readonly sources = new Map<string, CustomSource>();
   private readonly timers = new Set<NodeJS.Timeout>();
   /** Jobs the holdProcessing fault keeps `processing`: when each would have ended, and how it ends. */
   private readonly held = new Map<string, { dueMs: number; end: () => void }>();
@@ -48,9 +57,11 @@ export class JobStore {
     private readonly now: () => number,
     /** Time from an accepted upload to its outcome; the budget benchmark changes it between scenarios. */
     public processingMs: number,
-    customSources: string[],
+    customSources: readonly CustomSource[],
+    /** The fields each entity type needs (display name, inferred service name). */
+    private readonly requiredFields: RequiredFields,
   ) {
-    this.sources = new Set(customSources);
+    for (const source of customSources) this.sources.set(source.id, { ...source });
   }
 
   create(fields: NewJob, options: CreateOptions = {}): JobRecord {
@@ -193,13 +204,27 @@ export class JobStore {
     return this.sources.has(sourceId);
   }
 
+  customSource(sourceId: string): CustomSource | undefined {
+    const source = this.sources.get(sourceId);
+    return source && { ...source };
+  }
+
+  customSources(): CustomSource[] {
+    return [...this.sources.values()].map((source) => ({ ...source }));
+  }
+
+  /** The values a job's `source` may take, by name: CSV and every custom source (never an id). */
+  listedSources(): string[] {
+    return [DEFAULT_SOURCE, ...[...this.sources.values()].map((source) => source.name)];
+  }
+
   fieldMappings(sourceId: string, objectType: string): unknown[] | undefined {
     return this.mappings.get(mappingKey(sourceId, objectType));
   }
 
-  /** Replaces the whole set, as the service's PUT does; seeding also makes the source known. */
+  /** Replaces the whole set, as the service's PUT does; seeding also makes the source known (named after its id). */
   setFieldMappings(sourceId: string, objectType: string, mappings: unknown[]): void {
-    this.sources.add(sourceId);
+    if (!this.sources.has(sourceId)) this.sources.set(sourceId, { id: sourceId, name: `Custom source ${sourceId}` });
     this.mappings.set(mappingKey(sourceId, objectType), structuredClone(mappings));
   }
 
@@ -214,26 +239,40 @@ export class JobStore {
   }
 
   /**
-   * Why the header does not fit the job, if it does not: the mappings that
-   * apply to the job's custom source, or else the labels its entity type
-   * (or activity type) requires.
+   * Why the job fails, if it does: a source the tenant does not list, or a
+   * header that lacks a field its entity type (or activity type) requires
+   * once read through the mappings of the job's custom source for the
+   * entity's object type. A job on CSV, or of an entity type that takes no
+   * mappings, reads display names only. Sets `readAs` to what the job read.
    */
   private headerProblem(job: JobRecord, header: string[] | undefined): string | undefined {
-    const objectType = OBJECT_TYPE_OF_ENTITY[job.entityType];
-    const mappings =
-      objectType && this.sources.has(job.source) ? (this.fieldMappings(job.source, objectType) ?? []) : [];
-    const labels = mappings.map((m) => (m as { sourceFieldLabel: string }).sourceFieldLabel);
-    if (labels.length === 0) return this.requiredLabelProblem(job, header);
+    if (!this.listedSources().some((name) => labelKey(name) === labelKey(job.source))) {
+      return `source ${JSON.stringify(job.source)} is not one the tenant lists (${this.listedSources().join(', ')})`;
+    }
     if (!header) return 'the file has no header row';
-    const missing = labels.filter((label) => !header.includes(label));
+    const mappings = this.mappingsRead(job);
+    job.readAs = headerThroughMappings(header, mappings);
+    if (job.entityType === 'Activity') {
+      const missing = missingLabels(header, requiredActivityFields(job.activityTypeId));
+      if (missing.length === 0) return undefined;
+      return `the header lacks the required label(s) ${missing.map((l) => JSON.stringify(l)).join(', ')} of activity type ${job.activityTypeId}`;
+    }
+    const required = this.requiredFields[job.entityType as Exclude<EntityType, 'Activity'>] ?? [];
+    const missing = missingFields(header, mappings, required);
     if (missing.length === 0) return undefined;
-    return `the header lacks mapped source field label(s) ${missing.map((l) => JSON.stringify(l)).join(', ')} of custom source ${job.source} (${objectType})`;
+    const through = mappings.length > 0 ? ` read through the mappings of source ${JSON.stringify(job.source)}` : '';
+    return `the header${through} lacks ${missing.map(describeField).join(', ')}, required for ${job.entityType} imports`;
   }
 
-  private requiredLabelProblem(job: JobRecord, header: string[] | undefined): string | undefined {
-    const missing = missingRequiredLabels(job.entityType, job.activityTypeId, header ?? []);
-    if (missing.length === 0) return undefined;
-    return `the header lacks the required label(s) ${missing.map((l) => JSON.stringify(l)).join(', ')} of ${job.entityType} imports`;
+  /** The mappings a job reads its header through: its custom source's set for the entity's object type. */
+  private mappingsRead(job: JobRecord): { sourceFieldLabel: string; serviceFieldName: string }[] {
+    const objectType = MAPPING_OBJECT_TYPE_OF_ENTITY[job.entityType as EntityType];
+    const source = [...this.sources.values()].find((s) => labelKey(s.name) === labelKey(job.source));
+    if (!objectType || !source) return [];
+    return (this.fieldMappings(source.id, objectType) ?? []) as {
+      sourceFieldLabel: string;
+      serviceFieldName: string;
+    }[];
   }
 }
 

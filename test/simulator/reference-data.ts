@@ -1,7 +1,8 @@
 /**
  * The fixed activity types and their fields the simulator serves, in the
- * shapes the production reference documents (service-facts.md), and the
- * header labels each entity type's file needs.
+ * shapes the production reference documents (service-facts.md). The fields
+ * the other entity types need are the worker's table
+ * (activities/csv/required-labels.ts), read by the job store.
  */
 interface ActivityType {
   id: number;
@@ -44,36 +45,9 @@ export function activityFields(id: number): { activityType: object; fields: Acti
   };
 }
 
-/** Display names a file of each entity type needs (service-facts.md); Activity's come from its type's fields. */
-const REQUIRED_LABELS: Record<string, string[]> = {
-  Account: ['Account Name', 'Account Domain'],
-  Person: ['First Name', 'Last Name', 'Email', 'External Person Id'],
-  Opportunity: ['External Opportunity ID', 'Opportunity Name', 'Account Name', 'Account Domain'],
-};
-
-/**
- * The required labels `header` lacks. How production compares labels is
- * unpublished; the simulator compares them as loosely as is plausible
- * (trimmed, BOM dropped, whitespace runs as one space, any letter case), so a
- * file it fails lacks the column in any reading.
- */
-export function missingRequiredLabels(
-  entityType: string,
-  activityTypeId: number | undefined,
-  header: string[],
-): string[] {
-  const required =
-    entityType === 'Activity'
-      ? (activityFields(activityTypeId ?? -1)?.fields ?? [])
-          .filter((f) => f.isRequiredForCsvImport)
-          .map((f) => f.fieldName)
-      : (REQUIRED_LABELS[entityType] ?? []);
-  const key = (label: string) =>
-    label
-      .replace(/^\uFEFF/, '')
-      .trim()
-      .replace(/\s+/g, ' ')
-      .toLowerCase();
-  const present = new Set(header.map(key));
-  return required.filter((label) => !present.has(key(label)));
+/** The fields an activity type marks isRequiredForCsvImport: its file's header must hold them. */
+export function requiredActivityFields(activityTypeId: number | undefined): string[] {
+  return (activityFields(activityTypeId ?? -1)?.fields ?? [])
+    .filter((f) => f.isRequiredForCsvImport)
+    .map((f) => f.fieldName);
 }

@@ -39,7 +39,8 @@ export const IMPORT_ROUTES: Record<BudgetedEndpoint, (ctx: RouteContext) => Prom
         `entityType must be one of ${ENTITY_TYPES.join(', ')}, got ${JSON.stringify(ctx.params[0])}`,
       );
     }
-    return json(200, { data: ['CSV'] });
+    // By name, never by id: a job names a custom source as listed here.
+    return json(200, { data: ctx.store.listedSources() });
   },
   activityTypes: async () => json(200, ACTIVITY_TYPES),
   activityFields: async (ctx) => {

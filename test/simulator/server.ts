@@ -7,6 +7,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { REQUIRED_FIELDS, type RequiredFields } from '../../activities/csv/required-labels.js';
 import type { BudgetedEndpoint, ServiceEndpoint } from '../../workflows/contracts/endpoints.js';
 import {
   type ClientTable,
@@ -26,13 +27,20 @@ import type { JobFaults } from './job-faults.js';
 import { JobStore } from './job-store.js';
 import { DailyLimits } from './limits.js';
 import type { RouteContext } from './route-context.js';
+import { getCustomSource, listCustomSources } from './routes-custom-sources.js';
 import { IMPORT_ROUTES } from './routes-import.js';
 import { getFieldMappings, putFieldMappings } from './routes-mappings.js';
 import { matchRoute } from './routing.js';
-import type { JobRecord, JobState, RequestRecord, ServiceRecord } from './types.js';
+import type { CustomSource, JobRecord, JobState, RequestRecord, ServiceRecord } from './types.js';
 
 export type { ChaosOptions } from './chaos.js';
-export type { AcceptedBody, JobRecord, JobState, RequestRecord, ServiceRecord } from './types.js';
+export type { AcceptedBody, CustomSource, JobRecord, JobState, RequestRecord, ServiceRecord } from './types.js';
+
+/** The tenant's custom sources unless a test names others. */
+export const DEFAULT_CUSTOM_SOURCES: readonly CustomSource[] = [
+  { id: '1001', name: 'Salesforce CRM', description: 'Accounts and contacts from Salesforce', priority: 50 },
+  { id: '1002', name: 'HubSpot CRM', description: 'Companies and contacts from HubSpot', priority: 40 },
+];
 
 export const DEMO_TOKENS = {
   importer: 'sim-token-import-data',
@@ -70,8 +78,10 @@ export interface SimulatorOptions {
   /** Time from an accepted upload to completed/failed. */
   processingMs?: number;
   maxUploadBytes?: number;
-  /** Known custom source ids for field mappings. */
-  customSources?: string[];
+  /** The tenant's custom sources (id and name); default DEFAULT_CUSTOM_SOURCES. */
+  customSources?: readonly CustomSource[];
+  /** The fields each entity type's job needs; default the worker's table (REQUIRED_FIELDS, its service names inferred). */
+  requiredFields?: RequiredFields;
   /**
    * Accept every complete data PUT that began while the job was `new`, even
    * when another body completed first (a real service may; by default the
@@ -156,6 +166,8 @@ export interface Simulator {
 
 const ROUTES: Record<ServiceEndpoint, (ctx: RouteContext) => Promise<Reply>> = {
   ...IMPORT_ROUTES,
+  getCustomSource,
+  listCustomSources,
   getFieldMappings,
   putFieldMappings,
   tokenExchange: (ctx) => ctx.auth.exchange(ctx.req),
@@ -177,7 +189,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   );
   // The spec's limit: 5 GB, in decimal bytes.
   const maxUploadBytes = options.maxUploadBytes ?? 5_000_000_000;
-  const store = new JobStore(now, options.processingMs ?? 200, options.customSources ?? ['1001', '1002']);
+  const store = new JobStore(
+    now,
+    options.processingMs ?? 200,
+    options.customSources ?? DEFAULT_CUSTOM_SOURCES,
+    options.requiredFields ?? REQUIRED_FIELDS,
+  );
   store.prefillCompleted(options.completedHistory ?? 0);
   const limits = new DailyLimits(options.dailyLimits ?? {}, resetMinuteUtc, now);
   const faults = new FaultPlan();

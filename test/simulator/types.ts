@@ -34,6 +34,11 @@ export interface JobRecord {
   bytesReceived: number;
   sha256?: string;
   header?: string[];
+  /**
+   * The header as the job read it: each label its custom source maps becomes
+   * that mapping's serviceFieldName, the others stay display names.
+   */
+  readAs?: string[];
   failureReason?: string;
   /** Accepted uploads: more than 1 would mean the service took the same job's data twice. */
   uploads: number;
@@ -63,4 +68,14 @@ export interface ServiceRecord {
   jobsByContent: Record<string, string[]>;
   /** Calls the service refused for a spent daily limit (429-101), per endpoint. */
   dailyLimitRefusals: Record<string, number>;
+}
+
+/** A tenant's custom source: a named data origin whose field mappings a job on it reads. */
+export interface CustomSource {
+  /** The int64 id, as a decimal string. */
+  id: string;
+  /** What `GET /import/v1/{entityType}/sources` lists and a job's `source` names. */
+  name: string;
+  description?: string;
+  priority?: number;
 }

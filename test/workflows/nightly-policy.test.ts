@@ -76,14 +76,12 @@ describe('importInputForObject', () => {
       objectType: 'account' as const,
       mappings: [{ sourceFieldLabel: 'Name', serviceFieldName: 'name', dataType: 'string' }],
     };
-    const input = importInputForObject(
-      'acts',
-      { ...feed, entityType: 'Activity', activityTypeId: 7, fieldMappings },
-      object,
-    );
-    expect(input.activityTypeId).toBe(7);
-    expect(input.fieldMappings).toEqual(fieldMappings);
-    expect(importInputProblems(input)).toEqual([]);
+    const activities = importInputForObject('acts', { ...feed, entityType: 'Activity', activityTypeId: 7 }, object);
+    expect(activities.activityTypeId).toBe(7);
+    expect(importInputProblems(activities)).toEqual([]);
+    const accounts = importInputForObject('accounts', { ...feed, entityType: 'Account', fieldMappings }, object);
+    expect(accounts.fieldMappings).toEqual(fieldMappings);
+    expect(importInputProblems(accounts)).toEqual([]);
   });
 
   it("gives each import the feed's job timeout; a feed applied before it carried one leaves importFile's default", () => {

@@ -363,7 +363,10 @@ describe('importFile on the dev server', () => {
       // The service is slow to refuse the expired token; the sidecar rotates the file meanwhile.
       sim.delayNext('createJob', 1_000);
       const result = await ctx.harness.withWorkers(activities, async (taskQueue) => {
-        const handle = await ctx.harness.startImport(taskQueue, { ...importInput, tenant: GATE_TENANT });
+        // Without mappings the create is the import's first call to the service (a mapped import reads its
+        // custom source's name first), so the expired token meets the create.
+        const input = { ...importInput, fieldMappings: undefined, tenant: GATE_TENANT };
+        const handle = await ctx.harness.startImport(taskQueue, input);
         while (!sim.requests().some((r) => r.endpoint === 'createJob')) await new Promise((r) => setTimeout(r, 10));
         await writeFile(tokenFile, DEMO_TOKENS.importer);
         return handle.result();

@@ -113,7 +113,8 @@ function where(o: ObjectDryRun): string {
 }
 
 function mappingText(m: NonNullable<ObjectDryRun['fieldMappings']>): string {
-  const source = `custom source ${m.sourceId} (${m.objectType})`;
+  const name = m.sourceName === undefined ? '' : `, job source ${JSON.stringify(m.sourceName)}`;
+  const source = `custom source ${m.sourceId} (${m.objectType})${name}`;
   if (m.inPlace) return `${source}: the wanted set is in place, nothing to write`;
   const show = (list: typeof m.missing) =>
     list.map((x) => `${JSON.stringify(x.sourceFieldLabel)}->${x.serviceFieldName}`).join(', ');

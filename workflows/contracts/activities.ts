@@ -18,7 +18,7 @@ interface BudgetScope {
 export interface InspectSourceInput extends BudgetScope {
   bucket: string;
   key: string;
-  /** The labels that must appear in the header row (the mappings' sourceFieldLabels). */
+  /** The job reads the header through these: each sourceFieldLabel must appear, and they may supply required fields. */
   mappings?: FieldMapping[];
   /** Decides the header labels the file needs. */
   entityType: EntityType;
@@ -60,6 +60,12 @@ export interface CreateImportJobInput extends BudgetScope {
   dataImportName: string;
   entityType: EntityType;
   importSource?: string;
+  /**
+   * The custom source whose field mappings the import applied: the job is
+   * created on it, by the name the service lists (it reads its header
+   * through those mappings only then). Replaces importSource.
+   */
+  customSourceId?: string;
   activityTypeId?: number;
   /** The object version whose job record decides which job imports it. */
   objectVersion: ObjectVersion;

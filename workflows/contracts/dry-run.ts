@@ -45,6 +45,8 @@ export type DryRunVerdict = 'import' | 'fail' | 'already-imported' | 'running';
 
 export interface MappingDiff {
   sourceId: string;
+  /** The custom source's name, which the import's job would be created on (absent when it could not be read). */
+  sourceName?: string;
   objectType: MappingObjectType;
   /** The source's set already equals the wanted one: the import writes nothing. */
   inPlace: boolean;

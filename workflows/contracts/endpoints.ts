@@ -7,8 +7,8 @@
  * "Limits / Import"); writes and reads have limits of their own, so each
  * budgeted endpoint names its budget class. The numbers are configuration
  * (IMPORT_BUDGET_WRITE_DAILY, IMPORT_BUDGET_READ_DAILY), never written here.
- * Field-mapping endpoints have no published limit, so they are counted but
- * not budgeted.
+ * The integration endpoints (custom sources and their field mappings) have
+ * no published limit, so they are counted but not budgeted.
  */
 type BudgetClass = 'write' | 'read';
 
@@ -33,6 +33,9 @@ export type BudgetedEndpoint = keyof typeof BUDGETED_ENDPOINTS;
 const UNBUDGETED_ENDPOINTS = {
   /** The client-credentials exchange of the built-in token source. */
   tokenExchange: { method: 'POST', path: '/auth/v1/token' },
+  /** One custom source: its name is what an import job's `source` names. */
+  getCustomSource: { method: 'GET', path: '/integration/v1/custom-sources/{source_id}' },
+  listCustomSources: { method: 'GET', path: '/integration/v1/custom-sources' },
   getFieldMappings: {
     method: 'GET',
     path: '/integration/v1/custom-sources/{source_id}/field-mappings/{object_type}',

@@ -20,6 +20,19 @@ export const DEFAULT_LIST_ACTION: ListAction = 'noop';
 export const MAPPING_OBJECT_TYPES = ['account', 'person'] as const;
 export type MappingObjectType = (typeof MAPPING_OBJECT_TYPES)[number];
 
+/**
+ * The mapping set a job of each entity type reads its header through
+ * (service-facts.md, "How field mappings reach an import job"): Opportunity
+ * and Activity jobs take none.
+ */
+export const MAPPING_OBJECT_TYPE_OF_ENTITY: Readonly<Partial<Record<EntityType, MappingObjectType>>> = {
+  Account: 'account',
+  Person: 'person',
+};
+
+/** The `dataType`s the service documents for a mapping; anything else is most likely a typo. */
+export const MAPPING_DATA_TYPES = ['string', 'number', 'boolean', 'date'] as const;
+
 export const ON_FAILURE_MODES = ['fail', 'await-retry'] as const;
 export type OnFailureMode = (typeof ON_FAILURE_MODES)[number];
 
@@ -114,12 +127,46 @@ export function fieldMappingProblems(set: unknown, at = 'fieldMappings'): string
     for (const field of ['sourceFieldLabel', 'serviceFieldName', 'dataType'] as const) {
       if (!nonEmptyString(m[field])) problems.push(`${where}.${field} must be a non-empty string`);
     }
+    if (nonEmptyString(m.dataType) && !oneOf(MAPPING_DATA_TYPES, m.dataType)) {
+      problems.push(
+        `${where}.dataType must be one of ${MAPPING_DATA_TYPES.join(', ')} (the types the service documents), got ${JSON.stringify(m.dataType)}`,
+      );
+    }
     if (typeof m.sourceFieldLabel === 'string') {
       if (labels.has(m.sourceFieldLabel))
         problems.push(`${where}.sourceFieldLabel "${m.sourceFieldLabel}" is mapped twice`);
       labels.add(m.sourceFieldLabel);
     }
   });
+  return problems;
+}
+
+/**
+ * Where an import's field mappings can take effect: a job reads its header
+ * through its custom source's set for the entity's object type, and an
+ * import with mappings creates its job on that source, so neither another
+ * object type's set nor another `importSource` would ever be read.
+ */
+function mappingFitProblems(input: Record<string, unknown>): string[] {
+  const problems: string[] = [];
+  const set = input.fieldMappings as Record<string, unknown>;
+  if (oneOf(ENTITY_TYPES, input.entityType) && oneOf(MAPPING_OBJECT_TYPES, set?.objectType)) {
+    const fits = MAPPING_OBJECT_TYPE_OF_ENTITY[input.entityType];
+    if (fits === undefined) {
+      problems.push(
+        `fieldMappings cannot be used with ${input.entityType} imports: the service reads custom-source mappings only for Account (objectType account) and Person (objectType person) jobs; remove fieldMappings and give the file the display-name labels`,
+      );
+    } else if (set.objectType !== fits) {
+      problems.push(
+        `fieldMappings.objectType must be ${JSON.stringify(fits)} for ${input.entityType} imports, got ${JSON.stringify(set.objectType)}: this set would replace source ${String(set.sourceId)}'s ${set.objectType} mappings, which a ${input.entityType} job never reads`,
+      );
+    }
+  }
+  if (input.importSource !== undefined) {
+    problems.push(
+      'importSource cannot be given with fieldMappings: the import creates its job on the custom source fieldMappings.sourceId names (by the name the service lists), the only job that reads those mappings; leave importSource out',
+    );
+  }
   return problems;
 }
 
@@ -154,7 +201,9 @@ export function importInputProblems(input: unknown): string[] {
   if (input.listAction !== undefined && !oneOf(LIST_ACTIONS, input.listAction)) {
     problems.push(`listAction must be one of ${LIST_ACTIONS.join(', ')}, got ${JSON.stringify(input.listAction)}`);
   }
-  if (input.fieldMappings !== undefined) problems.push(...fieldMappingProblems(input.fieldMappings));
+  if (input.fieldMappings !== undefined) {
+    problems.push(...fieldMappingProblems(input.fieldMappings), ...mappingFitProblems(input));
+  }
   if (input.tenant !== undefined && (typeof input.tenant !== 'string' || !TENANT_PATTERN.test(input.tenant))) {
     problems.push('tenant must be 1-64 characters of letters, digits, ".", "_" or "-"');
   }

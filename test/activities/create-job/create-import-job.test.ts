@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type CreateImportJobDeps, makeCreateImportJob } from '../../../activities/create-job/create-import-job.js';
 import { currentAttempt, type JobRecordGate } from '../../../activities/job-record/gate.js';
+import { ReferenceCache } from '../../../activities/reference-cache.js';
 import { ServiceClient } from '../../../activities/service/client.js';
 import { createTokenSource } from '../../../activities/service/token-source.js';
 import { Secret } from '../../../temporal.config.js';
@@ -250,6 +251,28 @@ describe('createImportJob through the job record', () => {
       activityTypeId: 1,
       source: 'CSV',
     });
+  });
+
+  it('creates the job of a mapped import on its custom source, by the name the service lists', async () => {
+    const reference = new ReferenceCache();
+    const name = { workflowId: 'import-a', scheduledMs: 1 };
+    const first = await attempt(input(version(), { customSourceId: '1001' }), name, { reference }).result;
+    expect(w.sim.job(first.jobId)?.source).toBe('Salesforce CRM');
+    expect(first.apiCalls).toMatchObject({ getCustomSource: 1, createJob: 1 });
+    // The name is reference data: the next import on this worker reads it from the cache.
+    const second = await attempt(input(version(), { customSourceId: '1001' }), name, { reference }).result;
+    expect(w.sim.job(second.jobId)?.source).toBe('Salesforce CRM');
+    expect(second.apiCalls.getCustomSource).toBeUndefined();
+  });
+
+  it('refuses a custom source the service does not know before creating anything', async () => {
+    const before = requestsTo('createJob');
+    const err = await failureOf(
+      attempt(input(version(), { customSourceId: '4242' }), { workflowId: 'import-a', scheduledMs: 1 }).result,
+    );
+    expect(err).toMatchObject({ type: 'InvalidInput', nonRetryable: true });
+    expect(err.message).toContain('custom source 4242 (fieldMappings.sourceId) does not exist');
+    expect(requestsTo('createJob')).toBe(before);
   });
 
   it('a spent createJob budget fails BudgetExhausted with resetsAt, and nothing is created', async () => {

@@ -76,7 +76,16 @@ describe('ServiceClient: every endpoint answers with its typed result', () => {
   });
 
   it('listSources returns the source names', async () => {
-    expect(await h.client.listSources('Account')).toEqual(['CSV']);
+    expect(await h.client.listSources('Account')).toEqual(['CSV', 'Salesforce CRM', 'HubSpot CRM']);
+  });
+
+  it('getCustomSource returns a source by its int64 id, with its name', async () => {
+    expect(await h.client.getCustomSource('1001')).toMatchObject({ id: '1001', name: 'Salesforce CRM' });
+    expect(h.sim.requests().at(-1)).toMatchObject({
+      endpoint: 'getCustomSource',
+      path: '/integration/v1/custom-sources/1001',
+    });
+    expect(() => h.client.getCustomSource('Salesforce CRM')).toThrow(RangeError);
   });
 
   it('listActivityTypes and getActivityFields return the reference data', async () => {

@@ -86,7 +86,7 @@ describe('token rotation through a file, against the simulator', () => {
       expect(e).toBeInstanceOf(Unauthorized);
       expect((e as Unauthorized).tokenRotated).toBe(false);
       await writeFile(path, `${DEMO_TOKENS.importer}\n`);
-      expect(await client.listSources('Account')).toEqual(['CSV']);
+      expect(await client.listSources('Account')).toContain('CSV');
     } finally {
       await client.close();
     }

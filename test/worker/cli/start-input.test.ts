@@ -69,7 +69,16 @@ describe('importInputFromFlags', () => {
     expect(importInputFromFlags({ input: 'timed-input.json' }, defaults, read).jobTimeoutMs).toBe(60_000);
   });
 
-  it('reads the activity type id as a number and the mappings from their file, keeping the int64 id exact as text', () => {
+  it('reads the mappings from their file, keeping the int64 id exact as text', () => {
+    const input = importInputFromFlags(
+      { bucket: 'crm', key: 'accounts.csv', entityType: 'Account', mappingsFile: 'mappings.json' },
+      inTenant('acme'),
+      read,
+    );
+    expect(input.fieldMappings?.sourceId).toBe('9007199254740993');
+  });
+
+  it('reads the activity type id as a number', () => {
     const input = importInputFromFlags(
       {
         bucket: 'crm',
@@ -77,7 +86,6 @@ describe('importInputFromFlags', () => {
         name: 'Calls',
         entityType: 'Activity',
         activityTypeId: '42',
-        mappingsFile: 'mappings.json',
         tenant: 'other',
         onFailure: 'await-retry',
         importSource: 'CSV',
@@ -91,7 +99,6 @@ describe('importInputFromFlags', () => {
       onFailure: 'await-retry',
       dataImportName: 'Calls',
     });
-    expect(input.fieldMappings?.sourceId).toBe('9007199254740993');
   });
 
   it('refuses a source id written as a JSON number too large to stay exact, quoting the digits the file holds', () => {

@@ -380,8 +380,8 @@ describe('nightly feeds', () => {
 
   it('refuses a source id too large for a JSON number, quoting the digits the file holds', () => {
     const mappings = {
-      objectType: 'person',
-      mappings: [{ sourceFieldLabel: 'E', serviceFieldName: 'e', dataType: 's' }],
+      objectType: 'account',
+      mappings: [{ sourceFieldLabel: 'E', serviceFieldName: 'e', dataType: 'string' }],
     };
     const text = JSON.stringify([{ ...feed, fieldMappings: { sourceId: 1, ...mappings } }]).replace(
       '"sourceId":1',
@@ -395,8 +395,8 @@ describe('nightly feeds', () => {
   it('keeps a source id written as a string exact', () => {
     const set = {
       sourceId: '9007199254740993',
-      objectType: 'person',
-      mappings: [{ sourceFieldLabel: 'E', serviceFieldName: 'e', dataType: 's' }],
+      objectType: 'account',
+      mappings: [{ sourceFieldLabel: 'E', serviceFieldName: 'e', dataType: 'string' }],
     };
     const c = loadConfig({ IMPORT_FEEDS_FILE: tmpFile('f.json', JSON.stringify([{ ...feed, fieldMappings: set }])) });
     expect(c.feeds[0]?.fieldMappings?.sourceId).toBe('9007199254740993');

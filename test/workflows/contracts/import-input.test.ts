@@ -28,12 +28,15 @@ describe('importFile input validation', () => {
         activityTypeId: 7,
         importSource: 'CSV',
         listAction: 'insert',
-        fieldMappings: mappings,
         tenant: 'acme.eu-1',
         onFailure: 'await-retry',
         awaitRetryTimeoutMs: 60_000,
         jobTimeoutMs: 3_600_000,
       }),
+    ).toEqual([]);
+    expect(importInputProblems({ ...valid, fieldMappings: mappings })).toEqual([]);
+    expect(
+      importInputProblems({ ...valid, entityType: 'Person', fieldMappings: { ...mappings, objectType: 'person' } }),
     ).toEqual([]);
   });
 
@@ -98,13 +101,48 @@ describe('importFile input validation', () => {
       'fieldMappings.mappings[0] must be an object { sourceFieldLabel, serviceFieldName, dataType }',
     ]);
     expect(
-      fieldMappingProblems({ ...mappings, mappings: [{ sourceFieldLabel: 'A', serviceFieldName: '', dataType: 's' }] }),
+      fieldMappingProblems({
+        ...mappings,
+        mappings: [{ sourceFieldLabel: 'A', serviceFieldName: '', dataType: 'string' }],
+      }),
     ).toEqual(['fieldMappings.mappings[0].serviceFieldName must be a non-empty string']);
     const twice = { sourceFieldLabel: 'Name', serviceFieldName: 'name', dataType: 'string' };
     expect(fieldMappingProblems({ ...mappings, mappings: [twice, twice] })).toEqual([
       'fieldMappings.mappings[1].sourceFieldLabel "Name" is mapped twice',
     ]);
     expect(problemsWith({ fieldMappings: { ...mappings, objectType: 'x' } })).toHaveLength(1);
+  });
+
+  it('accepts only the dataTypes the service documents', () => {
+    for (const dataType of ['string', 'number', 'boolean', 'date']) {
+      const set = { ...mappings, mappings: [{ sourceFieldLabel: 'A', serviceFieldName: 'a', dataType }] };
+      expect(fieldMappingProblems(set)).toEqual([]);
+    }
+    const typo = { ...mappings, mappings: [{ sourceFieldLabel: 'A', serviceFieldName: 'a', dataType: 'strin' }] };
+    expect(fieldMappingProblems(typo)).toEqual([
+      'fieldMappings.mappings[0].dataType must be one of string, number, boolean, date (the types the service documents), got "strin"',
+    ]);
+  });
+
+  it('refuses a mapping set whose object type the entity type never reads', () => {
+    expect(problemsWith({ entityType: 'Person', fieldMappings: mappings })).toEqual([
+      'fieldMappings.objectType must be "person" for Person imports, got "account": this set would replace source 9007199254740993\'s account mappings, which a Person job never reads',
+    ]);
+    expect(problemsWith({ fieldMappings: { ...mappings, objectType: 'person' } })[0]).toContain(
+      'must be "account" for Account imports',
+    );
+    expect(problemsWith({ entityType: 'Opportunity', fieldMappings: mappings })).toEqual([
+      'fieldMappings cannot be used with Opportunity imports: the service reads custom-source mappings only for Account (objectType account) and Person (objectType person) jobs; remove fieldMappings and give the file the display-name labels',
+    ]);
+    expect(problemsWith({ entityType: 'Activity', activityTypeId: 2, fieldMappings: mappings })[0]).toContain(
+      'cannot be used with Activity imports',
+    );
+  });
+
+  it("refuses an importSource beside field mappings: the job goes on the mappings' source", () => {
+    expect(problemsWith({ importSource: 'CSV', fieldMappings: mappings })).toEqual([
+      'importSource cannot be given with fieldMappings: the import creates its job on the custom source fieldMappings.sourceId names (by the name the service lists), the only job that reads those mappings; leave importSource out',
+    ]);
   });
 
   it('accepts a numeric sourceId and normalises it to a decimal string', () => {
