@@ -8,6 +8,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import type { UploadProgress } from '../../workflows/contracts/activities.js';
 import type { ImportProgress } from '../../workflows/contracts/import-workflow.js';
 import { progressQuery } from '../../workflows/contracts/messages.js';
+import { guardBandAt, guardBandText } from './guard-band.js';
 
 const UPLOAD_ACTIVITY = 'uploadData';
 
@@ -74,8 +75,10 @@ export function formatBytes(bytes: number): string {
 }
 
 /** A one-line note for the states in which an import waits rather than works. */
-export function waitingNote(progress: ImportProgress | undefined, workflowId: string): string {
+export function waitingNote(progress: ImportProgress | undefined, workflowId: string, nowMs = Date.now()): string {
   if (progress?.waitingForBudgetUntil) {
+    const band = guardBandAt(progress.waitingForBudgetUntil, nowMs);
+    if (band) return `waiting for the daily reset at ${band.until}: ${guardBandText(band)}`;
     return `waiting for the daily budget until ${progress.waitingForBudgetUntil}`;
   }
   if (progress?.awaitingRetry) {
