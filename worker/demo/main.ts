@@ -6,14 +6,17 @@
  * with the progress bar, prints the summary and the UI link, and keeps the
  * stack up until Ctrl-C (or stops at once with --exit).
  */
+import { randomUUID } from 'node:crypto';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { makeTelemetryFilterString, Runtime } from '@temporalio/worker';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { loadConfig } from '../../temporal.config.js';
 import { DEMO_TOKENS, startSimulator } from '../../test/simulator/server.js';
+import { nextResetMs } from '../../workflows/budget-window.js';
 import type { ImportFileInput } from '../../workflows/contracts/import-input.js';
 import { errorLine } from '../cli/cli-error.js';
 import { workflowUiLink } from '../cli/connect.js';
+import { guardBandAt, guardBandText } from '../cli/guard-band.js';
 import { formatBytes } from '../cli/import-progress.js';
 import { describeResult } from '../cli/start-command.js';
 import { watchImport } from '../cli/watch-import.js';
@@ -26,6 +29,19 @@ import { listenForStop, StopRequested, type StopSignal } from './stop-signal.js'
 
 const BUCKET = 'demo-imports';
 const KEY = 'accounts/sample-accounts.csv';
+/**
+ * The demo's budgets are its own tenant's: on a shared server (TEMPORAL_ADDRESS) the default tenant's
+ * ledger counts a real deployment's calls, which a demo must neither spend nor be held back by.
+ */
+const DEMO_TENANT = 'demo';
+
+/**
+ * A task queue no other worker polls: on a shared server a deployment's worker on `bulk-import` would take
+ * the demo's import (and fail it, having no access to the demo's S3), and a second demo's worker would too.
+ */
+function demoTaskQueue(): string {
+  return `demo-${randomUUID().slice(0, 8)}`;
+}
 
 interface DemoOptions {
   exit?: boolean;
@@ -130,6 +146,8 @@ async function demo(options: DemoOptions, stop: StopSignal): Promise<void> {
         COMPANY_DATA_TOKEN_FILE: undefined,
         COMPANY_DATA_CLIENT_ID: undefined,
         S3_ENDPOINT: s3.endpoint,
+        IMPORT_TASK_QUEUE: demoTaskQueue(),
+        IMPORT_TENANT: DEMO_TENANT,
         WORKER_METRICS_PORT: '0',
         IMPORT_POLL_SCHEDULE: '1s,2s,5s',
       },
@@ -140,16 +158,27 @@ async function demo(options: DemoOptions, stop: StopSignal): Promise<void> {
     const { runWorker } = await import('../process/run-worker.js');
     const stopWorker = new AbortController();
     const client = temporal.env.client;
+    let polling: () => void = () => undefined;
+    const workerPolls = new Promise<void>((resolve) => {
+      polling = resolve;
+    });
     const workerDone = runWorker({
       config,
       connection: temporal.env.nativeConnection,
       client,
       signal: stopWorker.signal,
+      onReady: () => polling(),
     });
     stack.push(async () => {
       stopWorker.abort();
       await workerDone;
     });
+    // The import starts once its worker polls, so the progress never says "no worker polls" for its own.
+    await Promise.race([workerPolls, workerDone]);
+    stop.throwIfRequested();
+    say(`Worker        task queue ${config.temporal.taskQueue}, tenant ${config.tenant} (the demo's own)`);
+    const band = guardBandAt(new Date(nextResetMs(Date.now(), config.budget.resetMinuteUtc)).toISOString(), Date.now());
+    if (band) say(`Budget        ${guardBandText(band)}: this import waits until then`);
     const input: ImportFileInput = {
       source: { bucket: BUCKET, key: KEY },
       dataImportName: 'Demo accounts',
@@ -194,7 +223,7 @@ async function demo(options: DemoOptions, stop: StopSignal): Promise<void> {
     // The UI link `status` prints comes from TEMPORAL_UI_URL: the demo's UI is on a port of its own.
     const ui = temporal.uiUrl ? ` TEMPORAL_UI_URL=${temporal.uiUrl}` : '';
     say(`  TEMPORAL_ADDRESS=${temporal.address}${ui} npm run cli -- status ${workflowId}`);
-    say(`  TEMPORAL_ADDRESS=${temporal.address} npm run cli -- budget`);
+    say(`  TEMPORAL_ADDRESS=${temporal.address} npm run cli -- budget --tenant ${config.tenant}`);
     say('Press Ctrl-C to stop.');
     // The stop asked for: not a failure.
     await stop.whenRequested.catch(() => undefined);
