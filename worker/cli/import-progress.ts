@@ -71,7 +71,8 @@ export function formatBytes(bytes: number): string {
     value /= 1024;
     unit += 1;
   }
-  return unit === 0 ? `${value} B` : `${value.toFixed(1)} ${UNITS[unit]}`;
+  // Whole bytes: a rate is a fraction (9.608455440787893 B/s) and bytes come whole anyway.
+  return unit === 0 ? `${Math.round(value)} B` : `${value.toFixed(1)} ${UNITS[unit]}`;
 }
 
 /** A one-line note for the states in which an import waits rather than works. */
