@@ -6,6 +6,7 @@
  * like a spent budget unless it is named.
  */
 import { DEFAULT_STOP_GRANTING_BEFORE_RESET_MS } from '../../workflows/budget-ledger-state.js';
+import { nextResetMs } from '../../workflows/budget-window.js';
 
 export interface GuardBand {
   /** ISO instant the ledger stops granting. */
@@ -21,6 +22,11 @@ export function guardBandAt(resetsAt: string, nowMs: number): GuardBand | undefi
   const fromMs = resetMs - DEFAULT_STOP_GRANTING_BEFORE_RESET_MS;
   if (nowMs < fromMs || nowMs >= resetMs) return undefined;
   return { from: new Date(fromMs).toISOString(), until: resetsAt };
+}
+
+/** The guard band before the next reset of a window that resets `resetMinuteUtc` after midnight UTC, when `nowMs` is in it. */
+export function guardBandBeforeReset(resetMinuteUtc: number, nowMs: number): GuardBand | undefined {
+  return guardBandAt(new Date(nextResetMs(nowMs, resetMinuteUtc)).toISOString(), nowMs);
 }
 
 const GUARD_MINUTES = DEFAULT_STOP_GRANTING_BEFORE_RESET_MS / 60_000;

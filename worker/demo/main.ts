@@ -12,11 +12,10 @@ import { makeTelemetryFilterString, Runtime } from '@temporalio/worker';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { loadConfig } from '../../temporal.config.js';
 import { DEMO_TOKENS, startSimulator } from '../../test/simulator/server.js';
-import { nextResetMs } from '../../workflows/budget-window.js';
 import type { ImportFileInput } from '../../workflows/contracts/import-input.js';
 import { errorLine } from '../cli/cli-error.js';
 import { workflowUiLink } from '../cli/connect.js';
-import { guardBandAt, guardBandText } from '../cli/guard-band.js';
+import { guardBandBeforeReset, guardBandText } from '../cli/guard-band.js';
 import { formatBytes } from '../cli/import-progress.js';
 import { describeResult } from '../cli/start-command.js';
 import { watchImport } from '../cli/watch-import.js';
@@ -177,7 +176,7 @@ async function demo(options: DemoOptions, stop: StopSignal): Promise<void> {
     await Promise.race([workerPolls, workerDone]);
     stop.throwIfRequested();
     say(`Worker        task queue ${config.temporal.taskQueue}, tenant ${config.tenant} (the demo's own)`);
-    const band = guardBandAt(new Date(nextResetMs(Date.now(), config.budget.resetMinuteUtc)).toISOString(), Date.now());
+    const band = guardBandBeforeReset(config.budget.resetMinuteUtc, Date.now());
     if (band) say(`Budget        ${guardBandText(band)}: this import waits until then`);
     const input: ImportFileInput = {
       source: { bucket: BUCKET, key: KEY },

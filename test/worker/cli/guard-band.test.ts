@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { guardBandAt } from '../../../worker/cli/guard-band.js';
+import { guardBandAt, guardBandBeforeReset } from '../../../worker/cli/guard-band.js';
 
 const RESET = '2026-11-28T00:00:00.000Z';
 const at = (iso: string) => Date.parse(iso);
@@ -20,5 +20,15 @@ describe('guardBandAt', () => {
     expect(guardBandAt(RESET, at('2026-11-27T23:54:59.999Z'))).toBeUndefined();
     expect(guardBandAt(RESET, at(RESET))).toBeUndefined();
     expect(guardBandAt('soon', at('2026-11-27T23:57:00.000Z'))).toBeUndefined();
+  });
+});
+
+describe('guardBandBeforeReset (what the demo checks before it starts its import)', () => {
+  it('finds the band before a reset configured at 02:30 UTC', () => {
+    expect(guardBandBeforeReset(150, at('2026-11-27T02:27:00.000Z'))).toEqual({
+      from: '2026-11-27T02:25:00.000Z',
+      until: '2026-11-27T02:30:00.000Z',
+    });
+    expect(guardBandBeforeReset(150, at('2026-11-27T02:31:00.000Z'))).toBeUndefined();
   });
 });
