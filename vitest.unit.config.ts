@@ -13,7 +13,7 @@ export default defineConfig({
     include: [
       'test/activities/csv/*.test.ts',
       'test/activities/job-record/*.test.ts',
-      'test/worker/cli/{import-progress,schedules-plan,start-input}.test.ts',
+      'test/worker/cli/{guard-band,import-progress,schedules-plan,start-input}.test.ts',
       'test/worker/config/*.test.ts',
       'test/workflows/*.test.ts',
       'test/workflows/contracts/*.test.ts',

@@ -9,12 +9,14 @@
  * Under Worker Versioning a night is pinned: it, its next runs and its
  * children stay on the release that started it (see versioning.ts).
  */
-import { continueAsNew } from '@temporalio/workflow';
+import { continueAsNew, setHandler } from '@temporalio/workflow';
+import { nightlyProgressQuery } from './contracts/messages.js';
 import type { NightlyImportInput, NightlyImportResult } from './contracts/nightly.js';
 import { NightlyRun } from './nightly-run.js';
 
 export async function nightlyImport(input: NightlyImportInput): Promise<NightlyImportResult> {
   const run = new NightlyRun(input);
+  setHandler(nightlyProgressQuery, () => ({ tally: run.tally, runningImports: run.runningImports() }));
   let token = input.continuationToken;
   do {
     const page = await run.listPage(token);

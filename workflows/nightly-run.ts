@@ -163,6 +163,10 @@ export class NightlyRun {
     return this.childStartsThisRun >= this.childStartsPerRun || workflowInfo().continueAsNewSuggested;
   }
 
+  runningImports(): string[] {
+    return [...this.running];
+  }
+
   untilAllChildrenEnd(): Promise<void> {
     return condition(() => this.running.size === 0);
   }

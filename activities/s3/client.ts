@@ -4,8 +4,10 @@
  */
 import { S3Client } from '@aws-sdk/client-s3';
 import type { Config } from '../../temporal.config.js';
+import { silenceAwsNodeVersionWarning } from '../../worker/shared/aws-node-warning.js';
 
 export function createS3Client(config: Config['s3']): S3Client {
+  silenceAwsNodeVersionWarning();
   return new S3Client({
     region: config.region,
     endpoint: config.endpoint,

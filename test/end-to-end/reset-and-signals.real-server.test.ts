@@ -203,7 +203,8 @@ describe('operator paths on a real Temporal server', () => {
     await signalCommand(retrySignal, workflowId, ctx);
     const result = await handle.result();
 
-    expect(ctx.printed).toEqual([`sent retry to ${workflowId}`, `sent retry to ${workflowId}`]);
+    const sent = `sent retry to ${workflowId} (it waited after uploadData failed)`;
+    expect(ctx.printed).toEqual([sent, sent]);
     expect(ctx.warned).toEqual([]);
     expect(result).toMatchObject({ state: 'completed', jobReused: false, uploadSkipped: false });
     await expectOneJobWithTheFile(workflowId, result.jobId);
@@ -221,7 +222,7 @@ describe('operator paths on a real Temporal server', () => {
     await signalCommand(abandonSignal, workflowId, ctx);
     const failure = await failureOf(handle);
 
-    expect(ctx.printed).toEqual([`sent abandon to ${workflowId}`]);
+    expect(ctx.printed).toEqual([`sent abandon to ${workflowId} (it waited after uploadData failed)`]);
     expect(failure.type).toBe('Forbidden');
     expect(failure.message).toMatch(/^uploadData failed \(Forbidden\): .*\(abandoned by the operator\)$/);
     const jobs = await jobsNamed(stack.sim.baseUrl, workflowId);

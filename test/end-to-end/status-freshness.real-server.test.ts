@@ -49,7 +49,7 @@ describe('import-worker status of an import waiting on its job', () => {
     await waitFor(async () => (jobFreshnessOf(await handle.describe())?.lastSeen?.by === 'watcher' ? true : undefined));
 
     const ctx = cliContext(stack.workerEnv());
-    await statusCommand(workflowId, ctx);
+    await statusCommand(workflowId, {}, ctx);
     await handle.terminate('test done');
     expect(ctx.printed).toContain('phase     awaiting-completion');
     expect(ctx.printed).toContainEqual(

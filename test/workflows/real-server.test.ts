@@ -246,7 +246,7 @@ describe('importFile on the dev server', () => {
         warn: (line) => printed.push(line),
         now: () => new Date(),
       };
-      await statusCommand(handle.workflowId, cli);
+      await statusCommand(handle.workflowId, {}, cli);
       await handle.terminate('test done');
       return printed;
     });

@@ -7,6 +7,7 @@
  */
 import type { TemporalConfig } from '../../temporal.config.js';
 import { type CliClient, connectClient } from './connect.js';
+import { namingTheServer } from './server-errors.js';
 
 export interface CliContext {
   env: Record<string, string | undefined>;
@@ -26,7 +27,7 @@ export const processContext: CliContext = {
   now: () => new Date(),
 };
 
-/** Runs `use` with a connected client and always closes the connection. */
+/** Runs `use` with a connected client and always closes the connection; a server's failure names the server. */
 export async function withClient<T>(
   ctx: CliContext,
   temporal: TemporalConfig,
@@ -35,6 +36,8 @@ export async function withClient<T>(
   const connected = await ctx.connect(temporal);
   try {
     return await use(connected);
+  } catch (err) {
+    throw namingTheServer(err, temporal);
   } finally {
     await connected.close();
   }

@@ -22,6 +22,7 @@ import { type CliContext, withClient } from './context.js';
 import { feedReportLines, importReportLines, reasonsOf } from './dry-run-report.js';
 import { nightlyFeed } from './schedules.js';
 import { destructiveListActionWarning, importInputFromFlags, type StartFlags } from './start-input.js';
+import { hasWorkflowPoller } from './task-queue-pollers.js';
 
 export interface DryRunOutput {
   json?: boolean;
@@ -110,6 +111,12 @@ async function runDryRun<W extends typeof dryRunImport | typeof dryRunFeed>(
   workflowType: string,
   args: Parameters<W>,
 ): Promise<Awaited<ReturnType<W>>> {
+  // A dry run nobody runs would wait for its 10-minute timeout: refuse it before starting anything.
+  if (!(await hasWorkflowPoller(client.workflow, temporal.taskQueue).catch(() => true))) {
+    throw new CliError(
+      `no worker polls task queue "${temporal.taskQueue}": a dry run runs on a worker (it holds the service token); start one, or check IMPORT_TASK_QUEUE; nothing was started`,
+    );
+  }
   const handle = await client.workflow.start<W>(workflowType, {
     taskQueue: temporal.taskQueue,
     workflowId: `dry-run-${randomUUID()}`,

@@ -8,6 +8,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import type { UploadProgress } from '../../workflows/contracts/activities.js';
 import type { ImportProgress } from '../../workflows/contracts/import-workflow.js';
 import { progressQuery } from '../../workflows/contracts/messages.js';
+import { guardBandAt, guardBandText } from './guard-band.js';
 
 const UPLOAD_ACTIVITY = 'uploadData';
 
@@ -70,12 +71,15 @@ export function formatBytes(bytes: number): string {
     value /= 1024;
     unit += 1;
   }
-  return unit === 0 ? `${value} B` : `${value.toFixed(1)} ${UNITS[unit]}`;
+  // Whole bytes: a rate is a fraction (9.608455440787893 B/s) and bytes come whole anyway.
+  return unit === 0 ? `${Math.round(value)} B` : `${value.toFixed(1)} ${UNITS[unit]}`;
 }
 
 /** A one-line note for the states in which an import waits rather than works. */
-export function waitingNote(progress: ImportProgress | undefined, workflowId: string): string {
+export function waitingNote(progress: ImportProgress | undefined, workflowId: string, nowMs = Date.now()): string {
   if (progress?.waitingForBudgetUntil) {
+    const band = guardBandAt(progress.waitingForBudgetUntil, nowMs);
+    if (band) return `waiting for the daily reset at ${band.until}: ${guardBandText(band)}`;
     return `waiting for the daily budget until ${progress.waitingForBudgetUntil}`;
   }
   if (progress?.awaitingRetry) {

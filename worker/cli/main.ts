@@ -15,21 +15,23 @@ import { budgetCommand } from './budget-command.js';
 import { errorLine, exitCodeOf, Interrupted } from './cli-error.js';
 import { type CliContext, processContext } from './context.js';
 import { checkDryRunFlags, startDryRunCommand, triggerDryRunCommand } from './dry-run-command.js';
+import { type ListFlags, listCommand } from './list-command.js';
 import {
   type ApplyFlags,
   schedulesApplyCommand,
   schedulesListCommand,
   schedulesTriggerCommand,
 } from './schedule-commands.js';
-import { signalCommand } from './signal-commands.js';
+import { cancelCommand, signalCommand } from './signal-commands.js';
 import { startCommand } from './start-command.js';
 import { statusCommand } from './status-command.js';
 
 const ENVIRONMENT_HELP = `
 Configuration comes from the environment, as for the worker: TEMPORAL_ADDRESS,
 TEMPORAL_NAMESPACE, IMPORT_TASK_QUEUE, TEMPORAL_UI_URL, IMPORT_TENANT,
-IMPORT_FEEDS_FILE, the IMPORT_BUDGET_* limits (see docs/configuration.md).
-Exit codes: 0 done, 1 it ran and failed, 2 usage or configuration error.`;
+IMPORT_FEEDS_FILE, the IMPORT_BUDGET_* limits (see docs/configuration.md). Exit codes: 0 done, 1 it ran and failed (status: the workflow failed,
+was cancelled, terminated or timed out; retry/abandon/cancel: refused), 2 usage
+or configuration error, 130 stopped by Ctrl-C. The reference: docs/cli.md.`;
 
 function buildProgram(ctx: CliContext): Command {
   const program = new Command('import-worker')
@@ -83,27 +85,49 @@ function buildProgram(ctx: CliContext): Command {
 
   program
     .command('status')
-    .description('Show where an import is (phase, job, bytes uploaded, waits) or how it ended.')
-    .argument('<workflowId>', "the import's workflow id")
-    .action((workflowId: string) => statusCommand(workflowId, ctx));
+    .description(
+      'Show where a workflow is (an import: phase, job, bytes, waits; a nightly run, a budget ledger, a job record) or how it ended; exit 1 if it failed.',
+    )
+    .argument('<workflowId>', 'the workflow id')
+    .option('--json', 'print the report as JSON')
+    .action((workflowId: string, options: { json?: boolean }) => statusCommand(workflowId, options, ctx));
+
+  program
+    .command('list')
+    .description('List the imports running now (waiting ones say for what), newest first; --failed adds failed ones.')
+    .option('--failed', 'also list imports that failed')
+    .option('--limit <n>', `list at most this many (default 50)`)
+    .option('--json', 'print the list as JSON')
+    .action((options: ListFlags) => listCommand(options, ctx));
 
   program
     .command('retry')
-    .description('Tell an import waiting after a fixable failure (onFailure await-retry) to run the failed step again.')
+    .description(
+      'Tell an import waiting after a fixable failure (onFailure await-retry) to run the failed step again; refused (exit 1) for anything else.',
+    )
     .argument('<workflowId>', "the import's workflow id")
     .action((workflowId: string) => signalCommand(retrySignal, workflowId, ctx));
 
   program
     .command('abandon')
-    .description("Tell an import waiting after a failure to give up: it fails with the step's error.")
+    .description(
+      "Tell an import waiting after a failure to give up: it fails with the step's error; refused (exit 1) for anything else.",
+    )
     .argument('<workflowId>', "the import's workflow id")
     .action((workflowId: string) => signalCommand(abandonSignal, workflowId, ctx));
+
+  program
+    .command('cancel')
+    .description('Cancel a running import: its current step stops and it ends CANCELLED.')
+    .argument('<workflowId>', "the import's workflow id")
+    .action((workflowId: string) => cancelCommand(workflowId, ctx));
 
   program
     .command('budget')
     .description('Show the daily API budgets as the ledger counts them: used, limit, remaining, reset time.')
     .option('--tenant <tenant>', 'tenant to show (default: IMPORT_TENANT)')
-    .action((options: { tenant?: string }) => budgetCommand(options, ctx));
+    .option('--json', 'print the budgets as JSON')
+    .action((options: { tenant?: string; json?: boolean }) => budgetCommand(options, ctx));
 
   const schedules = program
     .command('schedules')
@@ -154,6 +178,18 @@ function isEntryPoint(): boolean {
   return process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url);
 }
 
+/**
+ * A reader that stops early (`import-worker budget | head -1`) closes the pipe: the rest of the output has
+ * nowhere to go, which is no failure of the command. End quietly, as `cat` and `ls` do, not with a stack trace.
+ */
+function endQuietlyWhenTheReaderLeaves(): void {
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+    process.exit(process.exitCode ?? EXIT.ok);
+  });
+}
+
 if (isEntryPoint()) {
+  endQuietlyWhenTheReaderLeaves();
   process.exitCode = await main(process.argv);
 }

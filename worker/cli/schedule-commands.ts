@@ -1,5 +1,11 @@
 /** `import-worker schedules apply|list|trigger`: the nightly feeds' Temporal Schedules. */
-import { ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
+import { setTimeout as delay } from 'node:timers/promises';
+import {
+  type ScheduleDescription,
+  type ScheduleHandle,
+  ScheduleNotFoundError,
+  ScheduleOverlapPolicy,
+} from '@temporalio/client';
 import { loadClientConfig, loadFeeds, loadInputDefaults, loadTemporalConfig } from '../../temporal.config.js';
 import { NIGHTLY_ID_PREFIX } from '../../workflows/contracts/nightly.js';
 import { CliError, UsageError } from './cli-error.js';
@@ -53,7 +59,8 @@ export async function schedulesListCommand(ctx: CliContext) {
       rows.push([
         s.scheduleId,
         s.state.paused ? `paused${s.state.note ? ` (${s.state.note})` : ''}` : 'active',
-        s.info.nextActionTimes[0]?.toISOString() ?? '-',
+        // The server still computes the times of a paused schedule; none of them runs until it is unpaused.
+        s.state.paused ? 'none (paused)' : (s.info.nextActionTimes[0]?.toISOString() ?? '-'),
         last ? `${last.takenAt.toISOString()} ${last.action.workflow.workflowId}` : '-',
       ]);
     }
@@ -74,15 +81,55 @@ export async function schedulesTriggerCommand(feedId: string, ctx: CliContext) {
   }
   const scheduleId = scheduleIdForFeed(feedId);
   await withClient(ctx, temporal, async ({ client }) => {
+    const handle = client.schedule.getHandle(scheduleId);
+    let before: ScheduleDescription;
     try {
+      before = await handle.describe();
       // SKIP: a run still going is not doubled; the server records the trigger as skipped.
-      await client.schedule.getHandle(scheduleId).trigger(ScheduleOverlapPolicy.SKIP);
+      await handle.trigger(ScheduleOverlapPolicy.SKIP);
     } catch (err) {
       if (err instanceof ScheduleNotFoundError) {
         throw new CliError(`no schedule ${scheduleId}; run "import-worker schedules apply" first`);
       }
       throw err;
     }
-    ctx.print(`triggered ${scheduleId} (skipped by the server if its previous run is still going)`);
+    const outcome = await triggerOutcome(handle, before);
+    if (outcome.kind === 'started') {
+      ctx.print(`triggered ${scheduleId}: started ${outcome.workflowId}`);
+    } else if (outcome.kind === 'skipped') {
+      const running = outcome.running.length > 0 ? ` (${outcome.running.join(', ')})` : '';
+      throw new CliError(
+        `${scheduleId} was not triggered: the server skipped the run because its previous run is still going${running}; follow it with import-worker status <id>, or trigger again when it ended`,
+      );
+    } else {
+      ctx.print(
+        `trigger of ${scheduleId} sent; the server has not started or skipped it yet: see import-worker schedules list`,
+      );
+    }
   });
+}
+
+/** How long a trigger's outcome is awaited: the schedule's own workflow takes it up within a second or two. */
+const TRIGGER_OUTCOME_WAIT_MS = 15_000;
+
+type TriggerOutcome =
+  | { kind: 'started'; workflowId: string }
+  | { kind: 'skipped'; running: string[] }
+  | { kind: 'unknown' };
+
+/** What the server did with the trigger, read from the schedule's counters (a trigger returns before it acts). */
+async function triggerOutcome(handle: ScheduleHandle, before: ScheduleDescription): Promise<TriggerOutcome> {
+  const deadline = Date.now() + TRIGGER_OUTCOME_WAIT_MS;
+  while (Date.now() < deadline) {
+    await delay(200);
+    const now = await handle.describe();
+    if (now.info.numActionsTaken > before.info.numActionsTaken) {
+      const latest = now.info.recentActions.at(-1);
+      return { kind: 'started', workflowId: latest?.action.workflow.workflowId ?? '(unknown)' };
+    }
+    if (now.info.numActionsSkippedOverlap > before.info.numActionsSkippedOverlap) {
+      return { kind: 'skipped', running: now.info.runningActions.map((a) => a.workflow.workflowId) };
+    }
+  }
+  return { kind: 'unknown' };
 }

@@ -64,8 +64,10 @@ export interface SchedulePlan {
   create: DesiredSchedule[];
   update: DesiredSchedule[];
   unchanged: DesiredSchedule[];
-  /** Schedule ids with our prefix that no feed wants; deleted only with prune. */
+  /** Schedule ids with our prefix that no feed wants: deleted with prune, */
   delete: string[];
+  /** else kept, and said so: they still run every night. */
+  kept: string[];
 }
 
 /** The feed as the workflow receives it: settings only (no id, no schedule), tenant and job timeout resolved. */
@@ -144,7 +146,7 @@ export function planSchedules(
   const existingById = new Map(
     existing.filter((s) => s.scheduleId.startsWith(NIGHTLY_ID_PREFIX)).map((s) => [s.scheduleId, s]),
   );
-  const plan: SchedulePlan = { create: [], update: [], unchanged: [], delete: [] };
+  const plan: SchedulePlan = { create: [], update: [], unchanged: [], delete: [], kept: [] };
   for (const want of desired) {
     const have = existingById.get(want.scheduleId);
     if (!have) plan.create.push(want);
@@ -152,7 +154,9 @@ export function planSchedules(
     else plan.update.push(want);
     existingById.delete(want.scheduleId);
   }
-  if (options.prune) plan.delete = [...existingById.keys()].sort();
+  const unwanted = [...existingById.keys()].sort();
+  if (options.prune) plan.delete = unwanted;
+  else plan.kept = unwanted;
   return plan;
 }
 
@@ -218,7 +222,13 @@ async function deleteIfThere(api: ScheduleApi, scheduleId: string): Promise<void
 
 /** Carries the plan out; resolves to what was done, which differs from the plan where another apply came first. */
 export async function executePlan(api: ScheduleApi, plan: SchedulePlan, limit: Limit): Promise<SchedulePlan> {
-  const done: SchedulePlan = { create: [], update: [], unchanged: [...plan.unchanged], delete: plan.delete };
+  const done: SchedulePlan = {
+    create: [],
+    update: [],
+    unchanged: [...plan.unchanged],
+    delete: plan.delete,
+    kept: plan.kept,
+  };
   const outcomes = await Promise.all([
     ...plan.create.map((want) => limit(async () => ({ want, outcome: await createOrUpdate(api, want) }))),
     ...plan.update.map((want) =>
@@ -256,6 +266,7 @@ export function describePlan(plan: SchedulePlan, dryRun: boolean): string[] {
     ...plan.update.map((s) => `${verb('updated', 'would update')}  ${s.scheduleId}  (${s.when})`),
     ...plan.unchanged.map((s) => `unchanged  ${s.scheduleId}  (${s.when})`),
     ...plan.delete.map((id) => `${verb('deleted', 'would delete')}  ${id}`),
+    ...plan.kept.map((id) => `kept       ${id}  (no configured feed; it still runs; --prune deletes it)`),
   ];
   return lines.length > 0
     ? lines

@@ -3,7 +3,8 @@
  * follow it to the end. Without `--workflow-id` the import is named after the
  * object version (as the nightly names its children) and an id whose import
  * completed is not reused: an object version already imported, by hand or by
- * a night, is reported and not imported again.
+ * a night, is reported and not imported again (under any workflow id: the
+ * version's job record holds its job).
  */
 import {
   type Client,
@@ -19,6 +20,7 @@ import { CliError, Interrupted } from './cli-error.js';
 import { workflowUiLink } from './connect.js';
 import { type CliContext, withClient } from './context.js';
 import { formatBytes } from './import-progress.js';
+import { serverFailureLine } from './server-errors.js';
 import { destructiveListActionWarning, importInputFromFlags, type StartFlags } from './start-input.js';
 import { type VersionImport, versionImportOf } from './version-import.js';
 import { type ImportOutcome, watchImport } from './watch-import.js';
@@ -61,7 +63,13 @@ export async function startCommand(options: StartOptions, ctx: CliContext): Prom
     ctx.print(`  ${workflowUiLink(config.temporal, workflowId)}`);
     if (!options.wait) return;
 
-    const outcome = await followUntilStopped(handle);
+    const outcome = await followUntilStopped(handle).catch((err: unknown) => {
+      const lost = serverFailureLine(err, config.temporal);
+      if (lost === undefined) throw err;
+      throw new CliError(
+        `stopped following ${workflowId}: ${lost}; the import goes on in Temporal: follow it with import-worker status ${workflowId}`,
+      );
+    });
     if (!outcome.ok) throw new CliError(`import failed: ${outcome.reason}`);
     ctx.print(describeResult(outcome.result));
   });
@@ -100,8 +108,10 @@ async function alreadyImported(
   if (status === 'RUNNING') {
     return `${object} is already being imported by workflow ${version.workflowId}; nothing started (follow it with import-worker status ${version.workflowId})`;
   }
+  // Another workflow id would not import it again either: the version's job record answers with the job
+  // that already holds it. Only a new version of the object (a new ETag) is imported anew.
   return (
     `${object} was already imported by workflow ${version.workflowId}; nothing started. ` +
-    'A changed object (new ETag) is a new import; to import this version again, pass --workflow-id'
+    'To import the file again, upload it again: S3 gives the new upload a new ETag, and a new version is a new import'
   );
 }

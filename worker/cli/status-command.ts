@@ -1,65 +1,124 @@
-/** `import-worker status <workflowId>`: where an import is, or how it ended. */
-
+/**
+ * `import-worker status <workflowId> [--json]`: where a workflow of the
+ * pipeline is (an import, a night, a budget ledger, a job record, a mapping
+ * lock), or how it ended. Exits 1 when it ended without doing its work
+ * (failed, cancelled, terminated, timed out), so a script can tell.
+ */
 import { loadTemporalConfig } from '../../temporal.config.js';
-import type { ImportFileResult } from '../../workflows/contracts/import-workflow.js';
-import { NIGHTLY_WORKFLOW_TYPE, type NightlyImportResult } from '../../workflows/contracts/nightly.js';
+import { CliError } from './cli-error.js';
 import { workflowUiLink } from './connect.js';
 import { type CliContext, withClient } from './context.js';
-import { formatBytes, queryProgress, retryingStepsOf, uploadProgressOf, waitingNote } from './import-progress.js';
-import { describeJobFreshness, jobFreshnessOf } from './job-freshness.js';
+import { guardBandAt, guardBandText } from './guard-band.js';
+import { formatBytes, waitingNote } from './import-progress.js';
 import { describeNightlyResult } from './nightly-result.js';
 import { describeResult } from './start-command.js';
-import { hasWorkflowPoller, noWorkerNote } from './task-queue-pollers.js';
-import { failureReason } from './watch-import.js';
+import {
+  type Details,
+  isImportResult,
+  isNightlyResult,
+  isUnsuccessful,
+  type StatusReport,
+  statusReport,
+} from './status-report.js';
+import { noWorkerNote } from './task-queue-pollers.js';
 
-export async function statusCommand(workflowId: string, ctx: CliContext): Promise<void> {
+export async function statusCommand(workflowId: string, options: { json?: boolean }, ctx: CliContext): Promise<void> {
   const temporal = loadTemporalConfig(ctx.env);
-  await withClient(ctx, temporal, async ({ client }) => {
-    const handle = client.workflow.getHandle(workflowId);
-    const description = await handle.describe();
-    const status = description.status.name;
-    ctx.print(`workflow  ${workflowId} (${description.type})`);
-    ctx.print(`status    ${status}`);
-    ctx.print(`started   ${description.startTime.toISOString()}`);
-    if (description.closeTime) ctx.print(`closed    ${description.closeTime.toISOString()}`);
+  const report = await withClient(ctx, temporal, ({ client }) =>
+    statusReport(client.workflow.getHandle(workflowId), workflowUiLink(temporal, workflowId), ctx.now().getTime()),
+  );
+  if (options.json) ctx.print(JSON.stringify(report, null, 2));
+  else printReport(report, ctx);
+  if (isUnsuccessful(report.status)) {
+    throw new CliError(`workflow ${workflowId} ended ${report.status}${report.failure ? `: ${report.failure}` : ''}`);
+  }
+}
 
-    // Without a worker on its queue the query would only wait for its timeout.
-    const noWorker =
-      status === 'RUNNING' && !(await hasWorkflowPoller(client.workflow, description.taskQueue).catch(() => true));
-    const progress = noWorker ? undefined : await queryProgress(handle);
-    if (noWorker) {
-      ctx.warn(noWorkerNote(description.taskQueue));
-    } else if (progress) {
-      ctx.print(`phase     ${progress.phase}`);
+function printReport(report: StatusReport, ctx: CliContext): void {
+  const line = (label: string, text: string) => ctx.print(`${label.padEnd(9)} ${text}`);
+  line('workflow', `${report.workflowId} (${report.type})`);
+  line('status', report.status);
+  line('started', report.startedAt);
+  if (report.closedAt) line('closed', report.closedAt);
+  if (report.worker === 'none') ctx.warn(noWorkerNote(report.taskQueue));
+  if (report.detailsUnavailable) ctx.warn(`details unavailable: ${report.detailsUnavailable}`);
+  if (report.details) for (const [label, text] of detailLines(report, ctx.now().getTime())) line(label, text);
+  for (const [label, text] of endLines(report)) line(label, text);
+  line('ui', report.ui);
+}
+
+function detailLines(report: StatusReport, nowMs: number): [string, string][] {
+  const details = report.details as Details;
+  switch (details.kind) {
+    case 'import': {
+      const { progress, upload } = details;
+      const lines: [string, string][] = [['phase', progress.phase]];
       if (progress.jobId !== undefined)
-        ctx.print(`job       ${progress.jobId} (${progress.jobState ?? 'state unknown'})`);
-      const freshness = jobFreshnessOf(description);
-      if (freshness) ctx.print(`freshness ${describeJobFreshness(freshness, ctx.now().getTime())}`);
-      const upload = uploadProgressOf(description);
-      if (upload) ctx.print(`uploaded  ${formatBytes(upload.bytesSent)} of ${formatBytes(upload.totalBytes)}`);
-      else if (progress.totalBytes !== undefined) ctx.print(`size      ${formatBytes(progress.totalBytes)}`);
-      const note = waitingNote(progress, workflowId);
-      if (note) ctx.print(`waiting   ${note}`);
-      for (const r of retryingStepsOf(description)) {
+        lines.push(['job', `${progress.jobId} (${progress.jobState ?? 'state unknown'})`]);
+      if (details.freshness) lines.push(['freshness', details.freshness]);
+      if (upload) lines.push(['uploaded', `${formatBytes(upload.bytesSent)} of ${formatBytes(upload.totalBytes)}`]);
+      else if (progress.totalBytes !== undefined) lines.push(['size', formatBytes(progress.totalBytes)]);
+      const note = waitingNote(progress, report.workflowId, nowMs);
+      if (note) lines.push(['waiting', note]);
+      for (const r of details.retrying) {
         const next = r.nextAttemptAt ? `, next attempt ${r.nextAttemptAt}` : '';
-        ctx.print(`retrying  ${r.activity}: attempt ${r.attempt}${next}; last failure ${r.lastFailure}`);
+        lines.push(['retrying', `${r.activity}: attempt ${r.attempt}${next}; last failure ${r.lastFailure}`]);
       }
       if (progress.lastError) {
-        ctx.print(`last error ${progress.lastError.step}: ${progress.lastError.type}: ${progress.lastError.message}`);
+        const e = progress.lastError;
+        lines.push(['last error', `${e.step}: ${e.type}: ${e.message}`]);
       }
-    } else if (status === 'RUNNING') {
-      ctx.warn('progress unavailable: no worker answered the progress query (is a worker running on the task queue?)');
+      return lines;
     }
+    case 'nightly': {
+      const { tally, runningImports } = details.progress;
+      const [counts] = describeNightlyResult(tally, 'so far');
+      return [
+        ['tally', counts ?? ''],
+        ['running', runningImports.length === 0 ? 'no import' : runningImports.join(', ')],
+      ];
+    }
+    case 'ledger': {
+      const entries = Object.entries(details.usage);
+      const lines: [string, string][] = entries.map(([endpoint, u]) => [
+        'budget',
+        `${endpoint}: ${u.used} of ${u.limit} used, ${u.remaining} left, resets ${u.resetsAt}${u.exhaustedUntil ? `, service refuses until ${u.exhaustedUntil}` : ''}`,
+      ]);
+      const band = entries[0] ? guardBandAt(entries[0][1].resetsAt, nowMs) : undefined;
+      if (band) lines.push(['guard', guardBandText(band)]);
+      return lines;
+    }
+    case 'jobRecord': {
+      const { record } = details;
+      const job = record.job
+        ? `${record.job.jobId} (${record.job.terminal ?? record.job.state ?? 'state unknown'})`
+        : 'none yet';
+      return [
+        ['object', `s3://${record.version.bucket}/${record.version.key} (ETag ${record.version.etag})`],
+        ['job', job],
+        ['failed', record.failedJobs.length === 0 ? 'no failed job' : record.failedJobs.join(', ')],
+        ['intents', `${record.openIntents.length} open`],
+      ];
+    }
+    case 'mappingLock':
+      return [
+        [
+          'holders',
+          details.holders.length === 0
+            ? 'none'
+            : details.holders.map((h) => `${h.workflowId} (set ${h.setKey})`).join(', '),
+        ],
+      ];
+  }
+}
 
-    if (status === 'COMPLETED' && description.type === NIGHTLY_WORKFLOW_TYPE) {
-      const [tally, ...failures] = describeNightlyResult((await handle.result()) as NightlyImportResult);
-      ctx.print(`result    ${tally}`);
-      for (const line of failures) ctx.print(line);
-    } else if (status === 'COMPLETED') {
-      ctx.print(`result    ${describeResult((await handle.result()) as ImportFileResult)}`);
-    } else if (status === 'FAILED') {
-      ctx.print(`failure   ${await handle.result().then(() => 'none', failureReason)}`);
-    }
-    ctx.print(`ui        ${workflowUiLink(temporal, workflowId)}`);
-  });
+function endLines(report: StatusReport): [string, string][] {
+  if (report.failure !== undefined) return [['failure', report.failure]];
+  if (report.status !== 'COMPLETED') return [];
+  if (isNightlyResult(report.type, report.result)) {
+    const [tally, ...failures] = describeNightlyResult(report.result, 'completed');
+    return [['result', tally ?? ''], ...failures.map((f): [string, string] => ['failed', f])];
+  }
+  if (isImportResult(report.type, report.result)) return [['result', describeResult(report.result)]];
+  return report.result === undefined ? [] : [['result', JSON.stringify(report.result)]];
 }

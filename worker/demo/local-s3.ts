@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { S3Client } from '@aws-sdk/client-s3';
+import { silenceAwsNodeVersionWarning } from '../shared/aws-node-warning.js';
 
 export const S3RVER_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } as const;
 
@@ -32,6 +33,7 @@ interface LocalS3Options {
 }
 
 export function s3ClientFor(endpoint: string): S3Client {
+  silenceAwsNodeVersionWarning();
   return new S3Client({
     endpoint,
     region: 'us-east-1',

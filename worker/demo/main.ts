@@ -6,6 +6,7 @@
  * with the progress bar, prints the summary and the UI link, and keeps the
  * stack up until Ctrl-C (or stops at once with --exit).
  */
+import { randomUUID } from 'node:crypto';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { makeTelemetryFilterString, Runtime } from '@temporalio/worker';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
@@ -14,6 +15,7 @@ import { DEMO_TOKENS, startSimulator } from '../../test/simulator/server.js';
 import type { ImportFileInput } from '../../workflows/contracts/import-input.js';
 import { errorLine } from '../cli/cli-error.js';
 import { workflowUiLink } from '../cli/connect.js';
+import { guardBandBeforeReset, guardBandText } from '../cli/guard-band.js';
 import { formatBytes } from '../cli/import-progress.js';
 import { describeResult } from '../cli/start-command.js';
 import { watchImport } from '../cli/watch-import.js';
@@ -28,6 +30,19 @@ const BUCKET = 'demo-imports';
 /** The spec's 60 s poll ceiling over the demo's last poll delay (5 s). */
 const DEMO_TIME_COMPRESSION = 12;
 const KEY = 'accounts/sample-accounts.csv';
+/**
+ * The demo's budgets are its own tenant's: on a shared server (TEMPORAL_ADDRESS) the default tenant's
+ * ledger counts a real deployment's calls, which a demo must neither spend nor be held back by.
+ */
+const DEMO_TENANT = 'demo';
+
+/**
+ * A task queue no other worker polls: on a shared server a deployment's worker on `bulk-import` would take
+ * the demo's import (and fail it, having no access to the demo's S3), and a second demo's worker would too.
+ */
+function demoTaskQueue(): string {
+  return `demo-${randomUUID().slice(0, 8)}`;
+}
 
 interface DemoOptions {
   exit?: boolean;
@@ -132,6 +147,8 @@ async function demo(options: DemoOptions, stop: StopSignal): Promise<void> {
         COMPANY_DATA_TOKEN_FILE: undefined,
         COMPANY_DATA_CLIENT_ID: undefined,
         S3_ENDPOINT: s3.endpoint,
+        IMPORT_TASK_QUEUE: demoTaskQueue(),
+        IMPORT_TENANT: DEMO_TENANT,
         WORKER_METRICS_PORT: '0',
         IMPORT_POLL_SCHEDULE: '1s,2s,5s',
       },
@@ -144,6 +161,10 @@ async function demo(options: DemoOptions, stop: StopSignal): Promise<void> {
     const stopWorker = new AbortController();
     const client = temporal.env.client;
     const deps = createActivityDeps(config, client);
+    let polling: () => void = () => undefined;
+    const workerPolls = new Promise<void>((resolve) => {
+      polling = resolve;
+    });
     const workerDone = runWorker({
       config,
       connection: temporal.env.nativeConnection,
@@ -151,11 +172,18 @@ async function demo(options: DemoOptions, stop: StopSignal): Promise<void> {
       signal: stopWorker.signal,
       // The simulator ends a job in 2 s, not hours: service time runs as fast as the 5 s poll ceiling is to the spec's 60 s.
       deps: { ...deps, settings: { ...deps.settings, timeCompression: DEMO_TIME_COMPRESSION } },
+      onReady: () => polling(),
     });
     stack.push(async () => {
       stopWorker.abort();
       await workerDone;
     });
+    // The import starts once its worker polls, so the progress never says "no worker polls" for its own.
+    await Promise.race([workerPolls, workerDone]);
+    stop.throwIfRequested();
+    say(`Worker        task queue ${config.temporal.taskQueue}, tenant ${config.tenant} (the demo's own)`);
+    const band = guardBandBeforeReset(config.budget.resetMinuteUtc, Date.now());
+    if (band) say(`Budget        ${guardBandText(band)}: this import waits until then`);
     const input: ImportFileInput = {
       source: { bucket: BUCKET, key: KEY },
       dataImportName: 'Demo accounts',
@@ -200,7 +228,7 @@ async function demo(options: DemoOptions, stop: StopSignal): Promise<void> {
     // The UI link `status` prints comes from TEMPORAL_UI_URL: the demo's UI is on a port of its own.
     const ui = temporal.uiUrl ? ` TEMPORAL_UI_URL=${temporal.uiUrl}` : '';
     say(`  TEMPORAL_ADDRESS=${temporal.address}${ui} npm run cli -- status ${workflowId}`);
-    say(`  TEMPORAL_ADDRESS=${temporal.address} npm run cli -- budget`);
+    say(`  TEMPORAL_ADDRESS=${temporal.address} npm run cli -- budget --tenant ${config.tenant}`);
     say('Press Ctrl-C to stop.');
     // The stop asked for: not a failure.
     await stop.whenRequested.catch(() => undefined);

@@ -7,6 +7,12 @@ import { DefaultLogger, type LogEntry } from '@temporalio/worker';
 import type { LogLevel } from '../../temporal.config.js';
 
 /**
+ * The SDK puts the activity's base64 task token (about 200 characters) on every activity log line: it
+ * names nothing an operator can use (activityId, workflowId and attempt do) and buries the message.
+ */
+const OMITTED_ATTRIBUTES = new Set(['taskToken']);
+
+/**
  * Errors in log attributes as their name, failure type and message: JSON.stringify would write `{}`, and
  * the SDK's "Workflow failed" and "Activity failed" lines carry the failure this way. Messages of our
  * failures never hold the token (see activities/service/errors.ts).
@@ -15,6 +21,7 @@ function serialisable(meta: LogEntry['meta']): Record<string, unknown> | undefin
   if (!meta) return undefined;
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(meta)) {
+    if (OMITTED_ATTRIBUTES.has(key)) continue;
     if (!(value instanceof Error)) {
       out[key] = value;
       continue;

@@ -36,6 +36,7 @@ import type {
   MappingLockHolder,
   ReleaseMappingLockSignal,
 } from './mapping-lock.js';
+import type { NightlyProgress } from './nightly.js';
 
 // The budget ledger (budgetLedger, one per tenant).
 
@@ -60,6 +61,11 @@ export const progressQuery = defineQuery<ImportProgress>('progress');
 export const retrySignal = defineSignal('retry');
 /** Gives up on a failed step: the workflow fails with the step's error. */
 export const abandonSignal = defineSignal('abandon');
+
+// The nightly run (nightlyImport, one per feed and night).
+
+/** The night's tally so far and the imports it runs now (a query leaves no trace in history). */
+export const nightlyProgressQuery = defineQuery<NightlyProgress>('nightlyProgress');
 
 // The mapping lock (mappingLock, one per custom source and object type).
 

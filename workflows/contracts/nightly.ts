@@ -62,6 +62,13 @@ export interface NightlyTally {
 
 export type NightlyImportResult = NightlyTally;
 
+/** Where a running night is: its tally so far and the child imports it runs now. */
+export interface NightlyProgress {
+  tally: NightlyTally;
+  /** Workflow ids of the children this run started that have not ended. */
+  runningImports: string[];
+}
+
 /** The budgeted calls one finished child import made, by endpoint (from its result's apiCalls). */
 export type ImportSpend = Partial<Record<BudgetedEndpoint, number>>;
 

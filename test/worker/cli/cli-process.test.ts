@@ -49,7 +49,7 @@ describe('import-worker as a child process', () => {
   it('prints help listing every command and exits 0', { timeout: 120_000 }, async () => {
     const r = await run(['--help']);
     expect(r.code).toBe(0);
-    for (const command of ['start', 'status', 'retry', 'abandon', 'budget', 'schedules']) {
+    for (const command of ['start', 'status', 'list', 'retry', 'abandon', 'cancel', 'budget', 'schedules']) {
       expect(r.stdout).toMatch(new RegExp(`^  ${command}\\b`, 'm'));
     }
   });
@@ -58,8 +58,10 @@ describe('import-worker as a child process', () => {
     const commands = [
       ['start'],
       ['status'],
+      ['list'],
       ['retry'],
       ['abandon'],
+      ['cancel'],
       ['budget'],
       ['schedules'],
       ['schedules', 'apply'],

@@ -35,6 +35,17 @@ describe('waitingNote', () => {
     ).toBe('waiting for the daily budget until 2026-11-23T00:00:00.000Z');
   });
 
+  it('names the guard band when the wait ends at the reset within its last 5 minutes', () => {
+    const progress = { phase: 'creating-job' as const, tenant: 't', waitingForBudgetUntil: '2026-11-28T00:00:00.000Z' };
+    expect(waitingNote(progress, 'w1', Date.parse('2026-11-27T23:57:00.000Z'))).toBe(
+      'waiting for the daily reset at 2026-11-28T00:00:00.000Z: the ledger grants no call in the last 5 min before the daily reset at 2026-11-28T00:00:00.000Z, budget left or not (a call then could count against the next window); imports go on at the reset',
+    );
+    // Hours before it, the same wait is a spent budget.
+    expect(waitingNote(progress, 'w1', Date.parse('2026-11-27T20:00:00.000Z'))).toBe(
+      'waiting for the daily budget until 2026-11-28T00:00:00.000Z',
+    );
+  });
+
   it('tells the operator which commands answer an import waiting after a failure', () => {
     const note = waitingNote(
       {
@@ -60,6 +71,11 @@ describe('formatBytes and RateMeter', () => {
     expect(formatBytes(512)).toBe('512 B');
     expect(formatBytes(1536)).toBe('1.5 KiB');
     expect(formatBytes(5 * 1024 ** 3)).toBe('5.0 GiB');
+  });
+
+  it('shows a fractional rate under 1 KiB/s in whole bytes', () => {
+    expect(formatBytes(9.608455440787893)).toBe('10 B');
+    expect(formatBytes(0.4)).toBe('0 B');
   });
 
   it('measures bytes per second over its recent samples', () => {

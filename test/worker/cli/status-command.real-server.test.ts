@@ -64,12 +64,13 @@ describe('import-worker status', () => {
       args: [input],
     });
     const ctx = context();
-    await statusCommand('nightly-status', ctx);
+    await statusCommand('nightly-status', {}, ctx);
     expect(ctx.printed).toEqual(
       expect.arrayContaining([
         'workflow  nightly-status (nightlyImport)',
         'status    COMPLETED',
-        'result    completed: 4 started (2 succeeded, 2 failed), 2 already imported, 0 still running from an earlier night, 1 deferred for the daily budget',
+        // Each object counted once; the one that waited for the budget is among the started, not added to them.
+        'result    completed: 6 object(s): 4 started (2 succeeded, 2 failed), 2 already imported, 0 still running from an earlier night; 1 of them waited for the daily budget',
         'failed    p/empty.csv (import-1): EmptyFile: p/empty.csv is empty',
         'failed    1 more, not listed',
       ]),
@@ -84,7 +85,7 @@ describe('import-worker status', () => {
       args: [],
     });
     const ctx = context();
-    await statusCommand('status-no-worker', ctx);
+    await statusCommand('status-no-worker', {}, ctx);
     // The no-worker note, not "no worker answered the progress query": no query was sent to time out.
     expect(ctx.warned).toEqual([
       'no worker polls task queue "nobody-polls": start one, or check IMPORT_TASK_QUEUE; the import starts when a worker does',

@@ -1,8 +1,8 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import {
   CONFIG_VARIABLES,
   ConfigError,
@@ -21,8 +21,15 @@ import {
 
 const SERVICE = { COMPANY_DATA_BASE_URL: 'http://127.0.0.1:8089', COMPANY_DATA_TOKEN: 'tok-config-test-secret' };
 
+/** One folder for the file's scratch files, removed at its end: the system's temp folder keeps nothing. */
+const scratch = mkdtempSync(join(tmpdir(), 'config-test-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+let scratchFiles = 0;
+
 function tmpFile(name: string, content: string): string {
-  const path = join(mkdtempSync(join(tmpdir(), 'config-test-')), name);
+  const dir = join(scratch, String(scratchFiles++));
+  mkdirSync(dir);
+  const path = join(dir, name);
   writeFileSync(path, content);
   return path;
 }

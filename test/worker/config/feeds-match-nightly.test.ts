@@ -4,10 +4,10 @@
  * objects (nightlyImport runs importInputProblems on importInputForObject),
  * because configuration checks that very input.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError, type FeedConfig, loadFeeds } from '../../../temporal.config.js';
 import { nightlyFeed } from '../../../worker/cli/schedules.js';
 import { importInputProblems } from '../../../workflows/contracts/import-input.js';
@@ -22,8 +22,12 @@ const feed = {
 };
 const object = { key: 'accounts/2026-11-25.csv', etag: '"abc"', sizeBytes: 10, lastModified: '2026-11-25T02:00:00Z' };
 
+/** One folder for the file, removed at its end: the system's temp folder keeps nothing. */
+const scratch = mkdtempSync(join(tmpdir(), 'feeds-match-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
 function loadError(item: Record<string, unknown>): string {
-  const path = join(mkdtempSync(join(tmpdir(), 'feeds-match-')), 'feeds.json');
+  const path = join(scratch, 'feeds.json');
   writeFileSync(path, JSON.stringify([item]));
   try {
     loadFeeds({ IMPORT_FEEDS_FILE: path });
