@@ -1,6 +1,5 @@
 /**
- * The job record's decisions as pure functions over its state (issues 19 and
- * 20): the entity workflow serialises calls to them. No Temporal imports, no
+ * The job record's decisions as pure functions over its state: the entity workflow serialises calls to them. No Temporal imports, no
  * clock of its own (every call is given `nowMs`), no I/O.
  *
  * Ownership: an intent (to create the job, to upload its file) is owned by

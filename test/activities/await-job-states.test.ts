@@ -1,6 +1,6 @@
 /**
- * awaitJobCompletion reads job states the way uploadData does (issue 9,
- * hole 2): `COMPLETED` and `FAILED` are what they say, and a state the spec
+ * awaitJobCompletion reads job states the way uploadData does (a state
+ * the spec does not name): `COMPLETED` and `FAILED` are what they say, and a state the spec
  * does not name ends the wait with a clear failure instead of a silent one.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';

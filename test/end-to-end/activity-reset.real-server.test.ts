@@ -1,5 +1,5 @@
 /**
- * Issue 19 case 6 with a real operator's activity reset: `temporal activity
+ * An attempt reset mid-step by a real operator's activity reset: `temporal activity
  * reset --clear-heartbeat-details` (what the UI's Reset on a Pending Activity
  * card sends, with Reset Heartbeat Details ticked) on a real Temporal dev
  * server, against real worker processes, in the middle of a create and of an

@@ -1,5 +1,5 @@
 /**
- * Issue 19 case 3 with real worker processes on a real Temporal dev server:
+ * A frozen create, with real worker processes on a real Temporal dev server:
  * a worker frozen (SIGSTOP) in the middle of a create, the moment its POST
  * reaches the service, with every byte of its small body sent but the last,
  * which waits for the job record's confirm. Its link to Temporal is cut at

@@ -1,5 +1,5 @@
 /**
- * Issue 19 case 1 with a real worker process on a real Temporal dev server: a
+ * A killed create, with a real worker process on a real Temporal dev server: a
  * create attempt killed (SIGKILL) after its POST left and the service made
  * the job, before the answer came; its last heartbeats (held back by the
  * SDK's throttle) die with it. The job is listed 15 s late, among 120 other

@@ -1,9 +1,9 @@
 /**
- * The job faults of issue 9 (holes 5, 6, 8, 9), each through a whole import
+ * The service's job faults (a lost create answer, a job failed or stuck, odd states), each through a whole import
  * on a real Temporal server: the real workflow, the real activities, the
  * simulator and s3rver. Every case counts what the service saw (POSTs, PUTs,
  * accepted copies of the file, whether they are byte-exact) and how the
- * import ended, and prints the table (the issue's "done when").
+ * import ended, and prints the table.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -191,7 +191,7 @@ describe('job faults through a whole import on a real server', () => {
 
   const once = { posts: 1, puts: 1, acceptedCopies: 1, byteExact: true, outcome: 'completed' };
 
-  it('hole 5: a create answered 500 that commits late', async () => {
+  it('a create answered 500 that commits late', async () => {
     // Later than Temporal's first retry (1 s), sooner than the worker's settle time (3 s here).
     const r = await oneImport('create answered 500, job appears 1.5 s later', 'c01', () =>
       sim.jobFaults.commitCreateLate({ afterMs: 1_500, answer: { status: 500 } }),
@@ -199,14 +199,14 @@ describe('job faults through a whole import on a real server', () => {
     expect(r).toMatchObject(once);
   }, 120_000);
 
-  it('hole 5: a create whose connection is reset and that commits late', async () => {
+  it('a create whose connection is reset and that commits late', async () => {
     const r = await oneImport('create reset, job appears 1.5 s later', 'c02', () =>
       sim.jobFaults.commitCreateLate({ afterMs: 1_500, answer: 'reset' }),
     );
     expect(r).toMatchObject(once);
   }, 120_000);
 
-  it('hole 5: a create that times out and commits late', async () => {
+  it('a create that times out and commits late', async () => {
     const r = await oneImport(
       'create times out (0.5 s), job appears 2.5 s later',
       'c03',
@@ -216,7 +216,7 @@ describe('job faults through a whole import on a real server', () => {
     expect(r).toMatchObject(once);
   }, 120_000);
 
-  it('hole 5: an answer lost and the job listed late', async () => {
+  it('an answer lost and the job listed late', async () => {
     const r = await oneImport('create answer lost, job listed 1.5 s late', 'c04', () => {
       sim.applyThenDrop('createJob');
       sim.jobFaults.listCreatedLate(1_500);
@@ -224,7 +224,7 @@ describe('job faults through a whole import on a real server', () => {
     expect(r).toMatchObject(once);
   }, 120_000);
 
-  it('hole 5: an answer lost and the name shortened by the service', async () => {
+  it('an answer lost and the name shortened by the service', async () => {
     const r = await oneImport('create answer lost, name cut to 30 chars', 'c05', () => {
       sim.applyThenDrop('createJob');
       sim.jobFaults.truncateNames(30);
@@ -232,7 +232,7 @@ describe('job faults through a whole import on a real server', () => {
     expect(r).toMatchObject(once);
   }, 120_000);
 
-  it('hole 5: an answer lost and a list that ignores sort (an old job first)', async () => {
+  it('an answer lost and a list that ignores sort (an old job first)', async () => {
     const r = await oneImport('create answer lost, list ignores sort', 'c06', () => {
       sim.applyThenDrop('createJob');
       sim.jobFaults.ignoreSort(1_000);
@@ -257,7 +257,7 @@ describe('job faults through a whole import on a real server', () => {
     });
   }, 120_000);
 
-  it('hole 6: a Reset after the service marked the job failed', async () => {
+  it('a Reset after the service marked the job failed', async () => {
     const tag = 'c08';
     const from = sim.requests().length;
     const outcome = await withWorkers({}, async (start) => {
@@ -290,7 +290,7 @@ describe('job faults through a whole import on a real server', () => {
     expect(r).toMatchObject({ posts: 2, puts: 2, acceptedCopies: 2, outcome: 'JobFailed / after Reset: completed' });
   }, 120_000);
 
-  it('hole 8: a 401 that came back after the token file was rotated', async () => {
+  it('a 401 that came back after the token file was rotated', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'token-'));
     const tokenFile = path.join(dir, 'token');
     await writeFile(tokenFile, DEMO_TOKENS.expired);
@@ -323,7 +323,7 @@ describe('job faults through a whole import on a real server', () => {
     }
   }, 120_000);
 
-  it('hole 9: job answers and lists without their optional fields', async () => {
+  it('job answers and lists without their optional fields', async () => {
     const r = await oneImport('job answers without optional fields, list without totalCount', 'c10', () => {
       for (const endpoint of ['createJob', 'jobStatus', 'submitData'] as const) {
         sim.jobFaults.omitFields(endpoint, undefined, 1_000);
@@ -333,13 +333,13 @@ describe('job faults through a whole import on a real server', () => {
     expect(r).toMatchObject(once);
   }, 120_000);
 
-  it('hole 9: a status answer the worker cannot use', async () => {
+  it('a status answer the worker cannot use', async () => {
     const r = await oneImport('job status answers {} (200)', 'c12', () =>
       sim.failNext('jobStatus', 200, { body: {}, count: 1_000 }),
     );
     expect(r).toMatchObject({ posts: 1, puts: 0, acceptedCopies: 0, outcome: 'UnusableResponse' });
   }, 120_000);
-  it('hole 9: a job id above 2^53', async () => {
+  it('a job id above 2^53', async () => {
     const r = await oneImport('job id 2^53 + 1', 'c11', () => sim.jobFaults.bigIds());
     expect(r).toMatchObject(once);
   }, 120_000);

@@ -4,9 +4,6 @@
  * the real worker, s3rver and the service simulator, the reset run must
  * import the file into a new job (a failed job cannot take data again) and
  * leave the failed one alone: never reused, never sent the file again.
- *
- * Known hole (issue 9, item 6): today the reset run finds the failed job by
- * its key, skips the upload and fails with JobFailed again, forever.
  */
 import { randomUUID } from 'node:crypto';
 import { WorkflowFailedError } from '@temporalio/client';

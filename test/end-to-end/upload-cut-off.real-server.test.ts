@@ -1,5 +1,5 @@
 /**
- * Issue 19 case 2 with real worker processes on a real Temporal dev server:
+ * An upload cut off from Temporal, with real worker processes on a real Temporal dev server:
  * a worker cut off from Temporal (its only way there is a proxy the test
  * cuts) while it streams an upload, and still reaching the service. Temporal
  * times its attempt out and another worker's attempt sends the file. The

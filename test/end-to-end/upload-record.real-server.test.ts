@@ -1,5 +1,5 @@
 /**
- * Issue 19's upload cases on a real Temporal dev server with real worker
+ * The job record's upload cases (killed, frozen, cut off, reset) on a real Temporal dev server with real worker
  * processes, against a LENIENT simulator (it accepts every complete PUT that
  * began while the job was `new`, as a real service may): nothing here counts
  * on the service refusing a second body. Every PUT is read slowly (chaos

@@ -1,6 +1,5 @@
 /**
- * The S3 side of an upload under faults s3rver does not show by itself
- * (issue 9, holes 12 and 13): an S3 that ignores Range, a read cut off
+ * The S3 side of an upload under faults s3rver does not show by itself: an S3 that ignores Range, a read cut off
  * mid-object, a 403. A small proxy in front of s3rver plays that S3, on a
  * real socket.
  */
@@ -50,7 +49,7 @@ const prepare = (key: string, bytes: Buffer) => prepareUpload(world, key, bytes)
 
 const puts = (jobId: string) => dataPutsTo(world, jobId);
 
-describe('hole 12: an S3 that ignores Range', () => {
+describe('an S3 that ignores Range', () => {
   it('reads the header row of a big object without pulling the whole object', async () => {
     await world.put('big-header.csv', BIG);
     proxy.ignoreRange = true;
@@ -94,7 +93,7 @@ describe('hole 12: an S3 that ignores Range', () => {
   });
 });
 
-describe('hole 13: S3 failures during an upload come back typed and named right', () => {
+describe('S3 failures during an upload come back typed and named right', () => {
   it('a read cut off mid-object is a retryable SourceReadFailed; the retry uploads the file once', async () => {
     const bytes = csvBytes(4 * MiB);
     const input = await prepare('cut-read.csv', bytes);

@@ -1,5 +1,5 @@
 /**
- * The fault matrix of issue 9's upload holes (1-4, 12, 13): each fault runs
+ * The upload's fault matrix (lost answers, early answers, short bodies, S3 faults): each fault runs
  * through the retries Temporal would make (up to 4 attempts, each resuming
  * from the last heartbeat) against the simulator, s3rver and a Range-ignoring
  * proxy on real sockets, and one table row says what the service saw.

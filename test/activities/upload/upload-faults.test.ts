@@ -1,6 +1,6 @@
 /**
  * uploadData under the service faults that used to cost a second upload, a
- * lost file or an endless retry (issue 9, holes 1-4): each runs through the
+ * lost file or an endless retry: each runs through the
  * retries Temporal would make, against the simulator on a real socket.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -56,7 +56,7 @@ function seen(input: UploadDataInput, bytes: Buffer) {
   };
 }
 
-describe('hole 1: an answer that comes after the idle limit', () => {
+describe('an answer that comes after the idle limit', () => {
   it('waits for a late answer once every byte is out, instead of sending the file again', async () => {
     const bytes = csvBytes(2 * 1024 * 1024);
     const input = await prepare('late-answer.csv', bytes);
@@ -70,7 +70,7 @@ describe('hole 1: an answer that comes after the idle limit', () => {
     expect(seen(input, bytes)).toEqual({ puts: 1, accepted: 1, byteExact: true });
   });
 
-  // Issue 19 case 4: every byte went out unanswered and nothing was committed. Once the record's settle says no
+  // Every byte went out unanswered and nothing was committed. Once the record's settle says no
   // earlier body can still arrive, a job still `new` took nothing: the retry sends again by itself, no operator.
   it('sends again by itself when no answer came and the job stays new past the settle', async () => {
     const bytes = csvBytes(1024 * 1024);
@@ -131,7 +131,7 @@ describe('hole 1: an answer that comes after the idle limit', () => {
   });
 });
 
-describe('hole 1: attempts that overlap mid-stream (a service that takes every complete body)', () => {
+describe('attempts that overlap mid-stream (a service that takes every complete body)', () => {
   beforeEach(() => world.sim.setLenientUploads(true));
   afterEach(() => world.sim.setLenientUploads(false));
 
@@ -153,7 +153,7 @@ describe('hole 1: attempts that overlap mid-stream (a service that takes every c
     expect(seen(input, bytes)).toEqual({ puts: 1, accepted: 1, byteExact: true });
   });
 
-  // Issue 19 case 2, at the activity's scale: a zombie attempt (cut off, frozen) whose upload another attempt took
+  // At the activity's scale: a zombie attempt (cut off, frozen) whose upload another attempt took
   // over holds its last bytes back, asks the record, is refused and ends its request short: it never commits.
   it('a superseded attempt cannot complete its body: its last bytes are refused and its request ends short', async () => {
     const bytes = csvBytes(2 * 1024 * 1024);
@@ -181,7 +181,7 @@ describe('hole 1: attempts that overlap mid-stream (a service that takes every c
   });
 });
 
-describe('hole 2: job states in other spellings', () => {
+describe('job states in other spellings', () => {
   it.each(['New', 'NEW'])('uploads to a job whose state reads %s', async (spelled) => {
     const bytes = csvBytes(300_000);
     const input = await prepare(`spelled-${spelled}.csv`, bytes);
@@ -207,8 +207,8 @@ describe('hole 2: job states in other spellings', () => {
   });
 });
 
-describe('hole 3: an answer before the body ends', () => {
-  // Exactly once rests on "a body short of its length never commits" (issue 19); this simulator fault breaks that
+describe('an answer before the body ends', () => {
+  // Exactly once rests on "a body short of its length never commits"; this simulator fault breaks that
   // premise on purpose. A 200 read before the last byte is no success; an early answer lost to the socket's EPIPE
   // looks like any broken request, and only the heartbeat rule this replaced could tell it (a rule that failed the
   // import of a whole, accepted file whenever an older attempt's details were read: case 8).
@@ -226,7 +226,7 @@ describe('hole 3: an answer before the body ends', () => {
   });
 });
 
-describe('hole 4: a PUT refused on its headers, the connection closed', () => {
+describe('a PUT refused on its headers, the connection closed', () => {
   it.each([
     { status: 401, type: 'Unauthorized' },
     { status: 403, type: 'Forbidden' },

@@ -1,6 +1,6 @@
 /**
- * Issue 9, hole 1, and issue 19 case 4, with Temporal's own retries on a real
- * server: the answer to a fully sent upload never comes in time, and the
+ * A fully sent upload whose answer never comes, with Temporal's own retries on
+ * a real server: the answer to a fully sent upload never comes in time, and the
  * service commits only when it answers, so it took nothing. The next attempt
  * (a later one by the server's schedule, so the job record lets it take over)
  * waits until no earlier body can still arrive, finds the job `new`, and sends
