@@ -9,7 +9,7 @@
  * one space, and letter case ignored. A file that passes may still be failed
  * by a stricter service; one that fails here lacks the column in any reading.
  */
-import type { EntityType } from '../../workflows/contracts/import-input.js';
+import type { EntityType, MappingObjectType } from '../../workflows/contracts/import-input.js';
 
 /** Display names the service needs per entity type; Activity's come from its type's fields. */
 export const REQUIRED_HEADER_LABELS: Record<Exclude<EntityType, 'Activity'>, readonly string[]> = {
@@ -32,3 +32,14 @@ export function missingLabels(header: readonly string[], required: readonly stri
   const present = new Set(header.map(labelKey));
   return required.filter((label) => !present.has(labelKey(label)));
 }
+
+/**
+ * The service field names a field mapping must target to supply the required
+ * fields above, per mapping object type. Not published: inferred from the
+ * export API's field names (`{Account}.name`, `{Account}.domain`), see
+ * service-facts.md, "How field mappings reach an import job".
+ */
+export const REQUIRED_SERVICE_FIELDS: Record<MappingObjectType, readonly string[]> = {
+  account: ['name', 'domain'],
+  person: ['firstName', 'lastName', 'email', 'externalPersonId'],
+};
