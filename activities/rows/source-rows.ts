@@ -10,7 +10,7 @@
  */
 import { pipeline, type Readable, Transform, type TransformCallback } from 'node:stream';
 import { createGunzip } from 'node:zlib';
-import { CsvError, type Info, parse } from 'csv-parse';
+import { CsvError, type Info, type Options, Parser } from 'csv-parse';
 import { bomLength } from './detect-dialect.js';
 import type { Dialect } from './dialect.js';
 import { RowStageError } from './errors.js';
@@ -81,8 +81,37 @@ function decoding(dialect: Dialect, from: ReadFrom): Transform[] {
   return stages;
 }
 
-function parser(dialect: Dialect, maxRowBytes: number) {
-  return parse({
+type Parsed = { record: string[]; info: Info } | { error: Error };
+
+/**
+ * csv-parse fails a stream on a parse error, and failing a stream drops the
+ * records it has parsed but not yet handed on: the rows before an unclosed
+ * quote would vanish. This parser hands its error on in order, after them.
+ */
+class InOrderParser extends Parser {
+  private failed = false;
+
+  override _transform(chunk: Buffer, encoding: BufferEncoding, done: TransformCallback): void {
+    if (this.failed) return done();
+    super._transform(chunk, encoding, (err) => this.settle(err, done));
+  }
+
+  override _flush(done: TransformCallback): void {
+    if (this.failed) return done();
+    super._flush((err) => this.settle(err, done));
+  }
+
+  private settle(err: Error | null | undefined, done: TransformCallback): void {
+    if (err) {
+      this.failed = true;
+      this.push({ error: err });
+    }
+    done();
+  }
+}
+
+function parser(dialect: Dialect, maxRowBytes: number): InOrderParser {
+  const options: Options = {
     delimiter: dialect.delimiter,
     encoding: PARSER_ENCODING[dialect.encoding],
     // Any line end ends a record, whatever the header row used: exports mix them.
@@ -93,7 +122,8 @@ function parser(dialect: Dialect, maxRowBytes: number) {
     skip_empty_lines: true,
     max_record_size: maxRowBytes,
     info: true,
-  });
+  };
+  return new InOrderParser(options);
 }
 
 function readError(err: unknown, row: number, maxRowBytes: number): unknown {
@@ -130,16 +160,17 @@ export async function* sourceRows(
   let row = from.firstRow;
   let end = base;
   try {
-    for await (const { record, info } of csv as AsyncIterable<{ record: string[]; info: Info }>) {
-      end = base + info.bytes;
-      yield { row: row++, fields: fix ? record.map(fix) : record, end };
+    for await (const parsed of csv as AsyncIterable<Parsed>) {
+      if ('error' in parsed) {
+        if (!(parsed.error instanceof CsvError && parsed.error.code === 'CSV_QUOTE_NOT_CLOSED')) throw parsed.error;
+        const unreadable = `a quoted field opened in this row never closes; the rest of the file (from byte ${end}) is this one row`;
+        yield { row, fields: [], end, unreadable };
+        return;
+      }
+      end = base + parsed.info.bytes;
+      yield { row: row++, fields: fix ? parsed.record.map(fix) : parsed.record, end };
     }
   } catch (err) {
-    if (err instanceof CsvError && err.code === 'CSV_QUOTE_NOT_CLOSED') {
-      const unreadable = `a quoted field opened in this row never closes; the rest of the file (from byte ${end}) is this one row`;
-      yield { row, fields: [], end, unreadable };
-      return;
-    }
     throw readError(err, row, from.maxRowBytes);
   } finally {
     csv.destroy();

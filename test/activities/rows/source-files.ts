@@ -45,7 +45,11 @@ export async function planFile(
   options: Omit<PlanOptions, 'rejects'>,
 ): Promise<{ plan: RowPlan; rejects: string }> {
   const sink = new PassThrough();
-  const report = bytesOf(sink);
-  const plan = await planRows(await file.open(0), { ...options, rejects: sink });
-  return { plan, rejects: (await report).toString('utf8') };
+  const [plan, report] = await Promise.allSettled([
+    planRows(await file.open(0), { ...options, rejects: sink }),
+    bytesOf(sink),
+  ]);
+  if (plan.status === 'rejected') throw plan.reason;
+  if (report.status === 'rejected') throw report.reason;
+  return { plan: plan.value, rejects: report.value.toString('utf8') };
 }
