@@ -92,13 +92,13 @@ class InOrderParser extends Parser {
   private failed = false;
 
   override _transform(chunk: Buffer, encoding: BufferEncoding, done: TransformCallback): void {
-    if (this.failed) return done();
-    super._transform(chunk, encoding, (err) => this.settle(err, done));
+    if (this.failed) done();
+    else super._transform(chunk, encoding, (err) => this.settle(err, done));
   }
 
   override _flush(done: TransformCallback): void {
-    if (this.failed) return done();
-    super._flush((err) => this.settle(err, done));
+    if (this.failed) done();
+    else super._flush((err) => this.settle(err, done));
   }
 
   private settle(err: Error | null | undefined, done: TransformCallback): void {
