@@ -51,31 +51,36 @@ async function* canonicalBody(plan: RowPlan, part: PartPlan, open: OpenSource): 
     maxPartBytes: plan.maxPartBytes,
     headerBytes: Buffer.byteLength(headerLine),
   };
-  const hash = createHash('sha256').update(headerLine);
+  const hash = createHash('sha256');
   let bytes = Buffer.byteLength(headerLine);
   let pending: string[] = [headerLine];
   let pendingBytes = bytes;
   try {
-    for await (const row of rows) {
-      if (row.row < part.firstRow) continue;
-      if (row.row > part.lastRow) break;
-      const verdict = rowVerdict(limits, row);
-      if ('reason' in verdict) continue;
-      hash.update(verdict.line);
-      bytes += verdict.bytes;
-      pending.push(verdict.line);
-      pendingBytes += verdict.bytes;
+    for await (const batch of rows) {
+      for (const row of batch) {
+        if (row.row < part.firstRow) continue;
+        if (row.row > part.lastRow) break;
+        const verdict = rowVerdict(limits, row);
+        if ('reason' in verdict) continue;
+        bytes += verdict.bytes;
+        pending.push(verdict.line);
+        pendingBytes += verdict.bytes;
+      }
       if (pendingBytes >= CHUNK_BYTES) {
         // Everything but the newest line: the body's last bytes wait for the check below.
         const last = pending.pop()!;
-        yield Buffer.from(pending.join(''));
+        const text = pending.join('');
+        hash.update(text);
+        yield Buffer.from(text);
         pending = [last];
-        pendingBytes = verdict.bytes;
+        pendingBytes = Buffer.byteLength(last);
       }
+      if (batch.at(-1)!.row >= part.lastRow) break;
     }
   } finally {
     await rows.return(undefined);
   }
-  if (bytes !== part.bytes || hash.digest('hex') !== part.sha256) throw mismatch(part, bytes);
-  yield Buffer.from(pending.join(''));
+  const rest = pending.join('');
+  if (bytes !== part.bytes || hash.update(rest).digest('hex') !== part.sha256) throw mismatch(part, bytes);
+  yield Buffer.from(rest);
 }

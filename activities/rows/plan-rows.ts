@@ -6,11 +6,12 @@
  * settings alone. The result is the durable plan every part's body is
  * regenerated from.
  */
-import { createHash, type Hash } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { type Readable, Transform, type TransformCallback, type Writable } from 'node:stream';
 import { canonicalLine } from './canonical-csv.js';
 import { type Dialect, isCanonicalDialect } from './dialect.js';
 import { RowStageError } from './errors.js';
+import { PartCutter } from './part-cutter.js';
 import { RejectsReport } from './rejects-report.js';
 import type { PartPlan, RowPlan } from './row-plan.js';
 import { type RowChecks, rowRules } from './row-rules.js';
@@ -44,96 +45,87 @@ class OriginalTap {
   }
 }
 
-/** The part being filled. */
-class OpenPart {
-  bytes: number;
-  rowsSent = 0;
-  readonly hash: Hash = createHash('sha256');
-  constructor(
-    readonly number: number,
-    readonly firstRow: number,
-    readonly startByte: number,
-    headerLine: string,
-  ) {
-    this.bytes = Buffer.byteLength(headerLine);
-    this.hash.update(headerLine);
-  }
-  add(line: string, bytes: number): void {
-    this.bytes += bytes;
-    this.rowsSent++;
-    this.hash.update(line);
-  }
-  close(lastRow: number): PartPlan {
-    const { number, firstRow, rowsSent, startByte, bytes } = this;
-    return { number, firstRow, lastRow, rowsSent, startByte, bytes, sha256: this.hash.digest('hex') };
-  }
-}
-
-async function headerOf(rows: AsyncGenerator<SourceRow>): Promise<SourceRow> {
-  const first = await rows.next();
-  if (first.done || first.value.unreadable !== undefined) {
+function headerOf(row: SourceRow | undefined): SourceRow {
+  if (row === undefined || row.unreadable !== undefined)
     throw new RowStageError('NoHeader', 'the file holds no header row');
-  }
-  return first.value;
+  return row;
 }
 
-export async function planRows(source: Readable, options: PlanOptions): Promise<RowPlan> {
-  const { dialect, maxPartBytes } = options;
-  const maxRowBytes = options.maxRowBytes ?? DEFAULT_MAX_ROW_BYTES;
-  const tap = isCanonicalDialect(dialect) ? new OriginalTap() : undefined;
-  const rows = sourceRows(source, dialect, { startByte: 0, firstRow: 1, maxRowBytes }, tap?.stream());
-  let report: RejectsReport | undefined;
-  try {
-    const header = await headerOf(rows);
+/** The pass over the data rows: each is judged, then cut into a part or reported. */
+class Planner {
+  readonly limits: RowLimits;
+  readonly cutter: PartCutter;
+  readonly report: RejectsReport;
+  rowsRejected = 0;
+  lastRow = 1;
+  private rowStart: number;
+
+  constructor(header: SourceRow, options: PlanOptions) {
     const headerLine = canonicalLine(header.fields);
-    const limits: RowLimits = {
-      rules: rowRules(header.fields, options.checks),
-      maxPartBytes,
-      headerBytes: Buffer.byteLength(headerLine),
-    };
-    report = new RejectsReport(options.rejects, header.fields);
-    const parts: PartPlan[] = [];
-    let part: OpenPart | undefined;
-    let rowStart = header.end;
-    let lastRow = 1;
-    let rowsRejected = 0;
-    for await (const row of rows) {
-      part ??= new OpenPart(1, row.row, rowStart, headerLine);
-      const verdict = rowVerdict(limits, row);
-      if ('reason' in verdict) {
-        rowsRejected++;
-        await report.add(row.row, verdict.reason, row.fields);
-      } else {
-        if (part.rowsSent > 0 && part.bytes + verdict.bytes > maxPartBytes) {
-          parts.push(part.close(row.row - 1));
-          part = new OpenPart(part.number + 1, row.row, rowStart, headerLine);
-        }
-        part.add(verdict.line, verdict.bytes);
-      }
-      rowStart = row.end;
-      lastRow = row.row;
+    const rules = rowRules(header.fields, options.checks);
+    this.limits = { rules, maxPartBytes: options.maxPartBytes, headerBytes: Buffer.byteLength(headerLine) };
+    this.cutter = new PartCutter(headerLine, options.maxPartBytes);
+    this.report = new RejectsReport(options.rejects, header.fields);
+    this.rowStart = header.end;
+  }
+
+  /** Takes a data row; returns the reason it is refused, if it is. */
+  take(row: SourceRow): string | undefined {
+    const start = this.rowStart;
+    this.rowStart = row.end;
+    this.lastRow = row.row;
+    this.cutter.read(row.row, start);
+    const verdict = rowVerdict(this.limits, row);
+    if ('line' in verdict) {
+      this.cutter.send(row.row, start, verdict.line, verdict.bytes);
+      return undefined;
     }
-    if (part && part.rowsSent > 0) parts.push(part.close(lastRow));
-    await report.close();
-    const rowsRead = lastRow - 1;
-    const plan: RowPlan = {
-      dialect,
-      rules: limits.rules,
-      maxPartBytes,
+    this.rowsRejected++;
+    return verdict.reason;
+  }
+
+  plan(options: PlanOptions, maxRowBytes: number): RowPlan {
+    const rowsRead = this.lastRow - 1;
+    return {
+      dialect: options.dialect,
+      rules: this.limits.rules,
+      maxPartBytes: options.maxPartBytes,
       maxRowBytes,
       body: 'canonical',
       rowsRead,
-      rowsSent: rowsRead - rowsRejected,
-      rowsRejected,
-      parts,
+      rowsSent: rowsRead - this.rowsRejected,
+      rowsRejected: this.rowsRejected,
+      parts: this.cutter.finish(this.lastRow),
     };
-    return tap && rowsRejected === 0 && tap.bytes <= maxPartBytes ? asOriginal(plan, tap) : plan;
+  }
+}
+
+export async function planRows(source: Readable, options: PlanOptions): Promise<RowPlan> {
+  const maxRowBytes = options.maxRowBytes ?? DEFAULT_MAX_ROW_BYTES;
+  const tap = isCanonicalDialect(options.dialect) ? new OriginalTap() : undefined;
+  const batches = sourceRows(source, options.dialect, { startByte: 0, firstRow: 1, maxRowBytes }, tap?.stream());
+  let planner: Planner | undefined;
+  try {
+    for await (const batch of batches) {
+      for (const row of batch) {
+        if (!planner) {
+          planner = new Planner(headerOf(row), options);
+          continue;
+        }
+        const refused = planner.take(row);
+        if (refused !== undefined) await planner.report.add(row.row, refused, row.fields);
+      }
+    }
+    planner ??= new Planner(headerOf(undefined), options);
+    await planner.report.close();
+    const plan = planner.plan(options, maxRowBytes);
+    return tap && plan.rowsRejected === 0 && tap.bytes <= options.maxPartBytes ? asOriginal(plan, tap) : plan;
   } catch (err) {
-    report?.abort(err);
-    if (!report) options.rejects?.destroy(err as Error);
+    if (planner) planner.report.abort(err);
+    else options.rejects?.destroy(err as Error);
     throw err;
   } finally {
-    await rows.return(undefined);
+    await batches.return(undefined);
   }
 }
 

@@ -1,31 +1,23 @@
 /**
- * The records of a source stream, in order, each with its row number and the
- * byte offset where it ends: gunzip, byte order mark, byte swap and UTF-8
- * check in front of csv-parse. The parser reads the file's own bytes (UTF-8,
- * UTF-16LE, or Latin-1 for the single-byte encodings), so its offsets are the
- * (decompressed) file's and a later pass can resume at a row's first byte.
+ * The rows of a source stream, in order, in batches: gunzip, byte order mark,
+ * byte swap and UTF-8 check in front of the row parser. The parser reads the
+ * file's own bytes (UTF-8, UTF-16LE, or Latin-1 for the single-byte
+ * encodings), so its offsets are the (decompressed) file's and a later pass
+ * can resume at a row's first byte.
  *
  * Memory stays bounded: every stage streams with back-pressure and a record
  * may hold at most `maxRowBytes`.
  */
 import { pipeline, type Readable, Transform, type TransformCallback } from 'node:stream';
 import { createGunzip } from 'node:zlib';
-import { CsvError, type Info, type Options, Parser } from 'csv-parse';
+import { CsvError } from 'csv-parse';
 import { bomLength } from './detect-dialect.js';
 import type { Dialect } from './dialect.js';
 import { RowStageError } from './errors.js';
+import { type ParsedBatch, RowParser, type SourceRow } from './row-parser.js';
 import { utf8Check } from './utf8.js';
-import { latin1ToWindows1252 } from './windows-1252.js';
 
-export interface SourceRow {
-  /** The record's number in the file: the header row is 1. */
-  row: number;
-  fields: string[];
-  /** The (decompressed) byte offset just past the record and its line end (an unreadable one: where it starts). */
-  end: number;
-  /** Set when the record could not be read as a row (an unclosed quote). */
-  unreadable?: string;
-}
+export type { SourceRow };
 
 export interface ReadFrom {
   /** The (decompressed) byte offset the stream starts at: 0, or the first byte of a row. */
@@ -34,14 +26,6 @@ export interface ReadFrom {
   firstRow: number;
   maxRowBytes: number;
 }
-
-const PARSER_ENCODING = {
-  'utf-8': 'utf8',
-  'utf-16le': 'utf16le',
-  'utf-16be': 'utf16le',
-  'windows-1252': 'latin1',
-  latin1: 'latin1',
-} as const;
 
 /** Drops the first `length` bytes of a stream: the byte order mark. */
 function dropFirst(length: number): Transform {
@@ -71,59 +55,13 @@ function swapBytePairs(): Transform {
   });
 }
 
-function decoding(dialect: Dialect, from: ReadFrom): Transform[] {
+function decoding(dialect: Dialect, from: ReadFrom, bom: number): Transform[] {
   const stages: Transform[] = [];
   if (dialect.compression === 'gzip') stages.push(createGunzip());
-  const bom = from.startByte === 0 && dialect.hasBom ? bomLength(dialect.encoding) : 0;
   if (bom > 0) stages.push(dropFirst(bom));
   if (dialect.encoding === 'utf-16be') stages.push(swapBytePairs());
   if (dialect.encoding === 'utf-8') stages.push(utf8Check(from.startByte + bom));
   return stages;
-}
-
-type Parsed = { record: string[]; info: Info } | { error: Error };
-
-/**
- * csv-parse fails a stream on a parse error, and failing a stream drops the
- * records it has parsed but not yet handed on: the rows before an unclosed
- * quote would vanish. This parser hands its error on in order, after them.
- */
-class InOrderParser extends Parser {
-  private failed = false;
-
-  override _transform(chunk: Buffer, encoding: BufferEncoding, done: TransformCallback): void {
-    if (this.failed) done();
-    else super._transform(chunk, encoding, (err) => this.settle(err, done));
-  }
-
-  override _flush(done: TransformCallback): void {
-    if (this.failed) done();
-    else super._flush((err) => this.settle(err, done));
-  }
-
-  private settle(err: Error | null | undefined, done: TransformCallback): void {
-    if (err) {
-      this.failed = true;
-      this.push({ error: err });
-    }
-    done();
-  }
-}
-
-function parser(dialect: Dialect, maxRowBytes: number): InOrderParser {
-  const options: Options = {
-    delimiter: dialect.delimiter,
-    encoding: PARSER_ENCODING[dialect.encoding],
-    // Any line end ends a record, whatever the header row used: exports mix them.
-    record_delimiter: ['\r\n', '\n', '\r'],
-    // A stray quote inside an unquoted field is kept as a character (as Excel reads it); the writer re-quotes it.
-    relax_quotes: true,
-    relax_column_count: true,
-    skip_empty_lines: true,
-    max_record_size: maxRowBytes,
-    info: true,
-  };
-  return new InOrderParser(options);
 }
 
 function readError(err: unknown, row: number, maxRowBytes: number): unknown {
@@ -139,40 +77,45 @@ function readError(err: unknown, row: number, maxRowBytes: number): unknown {
   return err;
 }
 
+/** The row a quote that never closes leaves: everything from its start to the end of the file. */
+function unclosedRow(row: number, start: number): SourceRow {
+  const unreadable = `a quoted field opened in this row never closes; the rest of the file (from byte ${start}) is this one row`;
+  return { row, fields: [], end: start, unreadable };
+}
+
 /**
  * The rows of `raw`, a stream of the object's bytes from `from.startByte` on
- * (compressed for gzip, which must start at 0). `tap` sees the raw bytes first.
+ * (compressed for gzip, which must start at 0), in batches. `tap` sees the
+ * raw bytes first.
  */
 export async function* sourceRows(
   raw: Readable,
   dialect: Dialect,
   from: ReadFrom,
   tap?: Transform,
-): AsyncGenerator<SourceRow> {
+): AsyncGenerator<SourceRow[]> {
   if (dialect.compression === 'gzip' && from.startByte !== 0)
     throw new Error('a gzip stream can only be read from its start');
   const bom = from.startByte === 0 && dialect.hasBom ? bomLength(dialect.encoding) : 0;
-  const base = from.startByte + bom;
-  const fix = dialect.encoding === 'windows-1252' ? latin1ToWindows1252 : undefined;
-  const csv = parser(dialect, from.maxRowBytes);
+  const parser = new RowParser(dialect, from.maxRowBytes, from.startByte + bom, from.firstRow);
   // pipeline destroys every stage with the first error, so the parser's iterator throws it.
-  pipeline([raw, ...(tap ? [tap] : []), ...decoding(dialect, from), csv], () => {});
-  let row = from.firstRow;
-  let end = base;
+  pipeline([raw, ...(tap ? [tap] : []), ...decoding(dialect, from, bom), parser], () => {});
+  let next = { row: from.firstRow, start: from.startByte + bom };
   try {
-    for await (const parsed of csv as AsyncIterable<Parsed>) {
-      if ('error' in parsed) {
-        if (!(parsed.error instanceof CsvError && parsed.error.code === 'CSV_QUOTE_NOT_CLOSED')) throw parsed.error;
-        const unreadable = `a quoted field opened in this row never closes; the rest of the file (from byte ${end}) is this one row`;
-        yield { row, fields: [], end, unreadable };
-        return;
+    for await (const batch of parser as AsyncIterable<ParsedBatch>) {
+      if (batch.rows.length > 0) {
+        const last = batch.rows.at(-1)!;
+        next = { row: last.row + 1, start: last.end };
+        yield batch.rows;
       }
-      end = base + parsed.info.bytes;
-      yield { row: row++, fields: fix ? parsed.record.map(fix) : parsed.record, end };
+      if (!('error' in batch)) continue;
+      if (!(batch.error instanceof CsvError && batch.error.code === 'CSV_QUOTE_NOT_CLOSED')) throw batch.error;
+      yield [unclosedRow(next.row, next.start)];
+      return;
     }
   } catch (err) {
-    throw readError(err, row, from.maxRowBytes);
+    throw readError(err, next.row, from.maxRowBytes);
   } finally {
-    csv.destroy();
+    parser.destroy();
   }
 }
