@@ -6,11 +6,11 @@
  * settings alone. The result is the durable plan every part's body is
  * regenerated from.
  */
-import { createHash } from 'node:crypto';
-import { type Readable, Transform, type TransformCallback, type Writable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import { canonicalLine } from './canonical-csv.js';
 import { type Dialect, isCanonicalDialect } from './dialect.js';
 import { RowStageError } from './errors.js';
+import { OriginalTap } from './original-tap.js';
 import { PartCutter } from './part-cutter.js';
 import { RejectsReport } from './rejects-report.js';
 import type { PartPlan, RowPlan } from './row-plan.js';
@@ -28,21 +28,6 @@ export interface PlanOptions {
   maxRowBytes?: number;
   /** Receives the rejects report; ended when the pass ends, empty when no row is refused. */
   rejects?: Writable;
-}
-
-/** Counts and hashes the bytes that pass: the original object's size and digest. */
-class OriginalTap {
-  bytes = 0;
-  readonly hash = createHash('sha256');
-  stream(): Transform {
-    return new Transform({
-      transform: (chunk: Buffer, _enc, done: TransformCallback) => {
-        this.bytes += chunk.length;
-        this.hash.update(chunk);
-        done(null, chunk);
-      },
-    });
-  }
 }
 
 function headerOf(row: SourceRow | undefined): SourceRow {
@@ -119,7 +104,8 @@ export async function planRows(source: Readable, options: PlanOptions): Promise<
     planner ??= new Planner(headerOf(undefined), options);
     await planner.report.close();
     const plan = planner.plan(options, maxRowBytes);
-    return tap && plan.rowsRejected === 0 && tap.bytes <= options.maxPartBytes ? asOriginal(plan, tap) : plan;
+    const sendable = tap && !tap.loneCr && plan.rowsRejected === 0 && tap.bytes <= options.maxPartBytes;
+    return sendable ? asOriginal(plan, tap) : plan;
   } catch (err) {
     if (planner) planner.report.abort(err);
     else options.rejects?.destroy(err as Error);

@@ -263,3 +263,11 @@ describe('a gzip object cut short', () => {
     await expect(received).rejects.toMatchObject({ code: 'CorruptCompression' });
   });
 });
+
+describe("a file in the service's dialect whose header row ends in LF", () => {
+  it('is rewritten when a later line ends in a lone CR', async () => {
+    const { file, plan } = await planOf('Account Name,Account Domain\nAcme,acme.com\rGlobex,globex.com\n');
+    expect(plan.body).toBe('canonical');
+    expect(await bodies(plan, file)).toEqual(['Account Name,Account Domain\r\nAcme,acme.com\r\nGlobex,globex.com\r\n']);
+  });
+});
