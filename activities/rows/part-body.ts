@@ -1,9 +1,9 @@
 /**
  * Regenerates one part's body from the plan, on any attempt: the canonical
  * header, then the canonical lines of the part's sent rows. An uncompressed
- * source is re-read from the part's first row (`startByte`); a gzip one from
- * its start, skipping the rows before the part, since gzip cannot be entered
- * mid-stream. The last line is held back until the body's size and digest
+ * source is re-read from the part's first row (`startByte`); a gzip one is
+ * decompressed from its start (gzip cannot be entered mid-stream), and its
+ * bytes before `startByte` dropped without being parsed. The last line is held back until the body's size and digest
  * match the plan: a body that came out different (the object changed under
  * an unpinned read) ends in an error short of its Content-Length, so the
  * service never receives it complete.
@@ -41,10 +41,9 @@ function mismatch(part: PartPlan, bytes: number): RowStageError {
 }
 
 async function* canonicalBody(plan: RowPlan, part: PartPlan, open: OpenSource): AsyncGenerator<Buffer> {
-  const resumable = plan.dialect.compression === 'none';
-  const raw = await open(resumable ? part.startByte : 0);
-  const from = resumable ? { startByte: part.startByte, firstRow: part.firstRow } : { startByte: 0, firstRow: 1 };
-  const rows = sourceRows(raw, plan.dialect, { ...from, maxRowBytes: plan.maxRowBytes });
+  const raw = await open(plan.dialect.compression === 'none' ? part.startByte : 0);
+  const from = { startByte: part.startByte, firstRow: part.firstRow, maxRowBytes: plan.maxRowBytes };
+  const rows = sourceRows(raw, plan.dialect, from);
   const headerLine = canonicalLine(plan.rules.header);
   const limits: RowLimits = {
     rules: plan.rules,
@@ -58,7 +57,6 @@ async function* canonicalBody(plan: RowPlan, part: PartPlan, open: OpenSource): 
   try {
     for await (const batch of rows) {
       for (const row of batch) {
-        if (row.row < part.firstRow) continue;
         if (row.row > part.lastRow) break;
         const verdict = rowVerdict(limits, row);
         if ('reason' in verdict) continue;

@@ -27,7 +27,7 @@ export interface ReadFrom {
   maxRowBytes: number;
 }
 
-/** Drops the first `length` bytes of a stream: the byte order mark. */
+/** Drops the first `length` bytes of a stream: a byte order mark, or a gzip file's rows before a part. */
 function dropFirst(length: number): Transform {
   let left = length;
   return new Transform({
@@ -55,10 +55,16 @@ function swapBytePairs(): Transform {
   });
 }
 
+/**
+ * gzip cannot be entered mid-stream: a gzip source is read from its start
+ * and its decompressed bytes before `startByte` are dropped unparsed (a row
+ * boundary leaves the parser nothing to carry over).
+ */
 function decoding(dialect: Dialect, from: ReadFrom, bom: number): Transform[] {
   const stages: Transform[] = [];
   if (dialect.compression === 'gzip') stages.push(createGunzip());
-  if (bom > 0) stages.push(dropFirst(bom));
+  const skipped = dialect.compression === 'gzip' ? from.startByte : 0;
+  if (skipped + bom > 0) stages.push(dropFirst(skipped + bom));
   if (dialect.encoding === 'utf-16be') stages.push(swapBytePairs());
   if (dialect.encoding === 'utf-8') stages.push(utf8Check(from.startByte + bom));
   return stages;
@@ -84,9 +90,9 @@ function unclosedRow(row: number, start: number): SourceRow {
 }
 
 /**
- * The rows of `raw`, a stream of the object's bytes from `from.startByte` on
- * (compressed for gzip, which must start at 0), in batches. `tap` sees the
- * raw bytes first.
+ * The rows from `from.startByte` on, in batches. `raw` is the object's bytes
+ * from `from.startByte` on, or for gzip the whole compressed object. `tap`
+ * sees the raw bytes first.
  */
 export async function* sourceRows(
   raw: Readable,
@@ -94,8 +100,6 @@ export async function* sourceRows(
   from: ReadFrom,
   tap?: Transform,
 ): AsyncGenerator<SourceRow[]> {
-  if (dialect.compression === 'gzip' && from.startByte !== 0)
-    throw new Error('a gzip stream can only be read from its start');
   const bom = from.startByte === 0 && dialect.hasBom ? bomLength(dialect.encoding) : 0;
   const parser = new RowParser(dialect, from.maxRowBytes, from.startByte + bom, from.firstRow);
   // pipeline destroys every stage with the first error, so the parser's iterator throws it.
