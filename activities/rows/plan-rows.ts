@@ -85,8 +85,23 @@ class Planner {
   }
 }
 
+function checkLimit(name: string, value: number): void {
+  if (!Number.isSafeInteger(value) || value <= 0) {
+    throw new RangeError(`${name} must be a positive whole number of bytes, got ${value}`);
+  }
+}
+
 export async function planRows(source: Readable, options: PlanOptions): Promise<RowPlan> {
   const maxRowBytes = options.maxRowBytes ?? DEFAULT_MAX_ROW_BYTES;
+  try {
+    checkLimit('maxPartBytes', options.maxPartBytes);
+    checkLimit('maxRowBytes', maxRowBytes);
+  } catch (err) {
+    // Nothing will read the source or write the report: release both.
+    source.destroy();
+    options.rejects?.destroy(err as Error);
+    throw err;
+  }
   const tap = isCanonicalDialect(options.dialect) ? new OriginalTap() : undefined;
   const batches = sourceRows(source, options.dialect, { startByte: 0, firstRow: 1, maxRowBytes }, tap?.stream());
   let planner: Planner | undefined;

@@ -176,3 +176,17 @@ describe('every source row reaches exactly one part or the rejects, in order', (
     });
   }
 });
+
+describe('part and row limits', () => {
+  it('must be positive whole numbers of bytes', async () => {
+    const bytes = Buffer.from('Account Name,Account Domain\nAcme,acme.com\n');
+    const file = await files.write(bytes);
+    const dialect = detectDialect(bytes);
+    await expect(planFile(file, { dialect, checks: ACCOUNTS, maxPartBytes: 0 })).rejects.toThrow(
+      'maxPartBytes must be a positive whole number of bytes, got 0',
+    );
+    await expect(planFile(file, { dialect, checks: ACCOUNTS, maxPartBytes: 100, maxRowBytes: 1.5 })).rejects.toThrow(
+      /maxRowBytes must be/,
+    );
+  });
+});
