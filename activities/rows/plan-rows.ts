@@ -119,7 +119,7 @@ export async function planRows(source: Readable, options: PlanOptions): Promise<
     planner ??= new Planner(headerOf(undefined), options);
     await planner.report.close();
     const plan = planner.plan(options, maxRowBytes);
-    const sendable = tap && !tap.loneCr && plan.rowsRejected === 0 && tap.bytes <= options.maxPartBytes;
+    const sendable = tap && tap.notStrict === undefined && plan.rowsRejected === 0 && tap.bytes <= options.maxPartBytes;
     return sendable ? asOriginal(plan, tap) : plan;
   } catch (err) {
     if (planner) planner.report.abort(err);

@@ -124,8 +124,9 @@ describe('any CSV a person or an export tool writes becomes canonical CSV', () =
     expect(await bodies(plan, file)).toEqual(['Account Name,Account Domain\r\nAcme,acme.com\r\n']);
   });
 
-  it('quotes a stray quote that an unquoted field holds', async () => {
-    const { file, plan } = await planOf('Account Name;Account Domain\n5" Screens;screens.com\n');
+  it('quotes a stray quote that an unquoted field holds, even in a file otherwise sent as it is', async () => {
+    const { file, plan } = await planOf('Account Name,Account Domain\n5" Screens,screens.com\n');
+    expect(plan.body).toBe('canonical');
     expect(await bodies(plan, file)).toEqual(['Account Name,Account Domain\r\n"5"" Screens",screens.com\r\n']);
   });
 });
@@ -264,7 +265,17 @@ describe('a gzip object cut short', () => {
   });
 });
 
-describe("a file in the service's dialect whose header row ends in LF", () => {
+describe("a file in the service's dialect that a strict reader would read otherwise", () => {
+  it('is rewritten when text follows a closing quote', async () => {
+    const { plan } = await planOf('Account Name,Account Domain\n"Acme" Inc,acme.com\n');
+    expect(plan.body).toBe('canonical');
+  });
+
+  it("is sent as it is when its quotes are all RFC 4180's, line breaks in fields included", async () => {
+    const { plan } = await planOf('Account Name,Account Domain\r\n"A ""b"",\r\nc\rd",a.com\r\n"B","b.com"\r\n');
+    expect(plan.body).toBe('original');
+  });
+
   it('is rewritten when a later line ends in a lone CR', async () => {
     const { file, plan } = await planOf('Account Name,Account Domain\nAcme,acme.com\rGlobex,globex.com\n');
     expect(plan.body).toBe('canonical');
