@@ -53,8 +53,11 @@ export async function schedulesApplyCommand(options: ApplyFlags, ctx: CliContext
 export async function schedulesListCommand(ctx: CliContext) {
   await withClient(ctx, loadTemporalConfig(ctx.env), async ({ client }) => {
     const rows: string[][] = [];
-    for await (const s of client.schedule.list()) {
-      if (!s.scheduleId.startsWith(NIGHTLY_ID_PREFIX)) continue;
+    // The listing is the server's visibility store, which lags a pause or an unpause by a moment: it
+    // names the schedules, and each one's own description gives its state now.
+    for await (const listed of client.schedule.list()) {
+      if (!listed.scheduleId.startsWith(NIGHTLY_ID_PREFIX)) continue;
+      const s = await client.schedule.getHandle(listed.scheduleId).describe();
       const last = s.info.recentActions.at(-1);
       rows.push([
         s.scheduleId,
