@@ -233,7 +233,9 @@ describe('answerUploadEarly', () => {
     await upload(sim, id, data).catch(() => undefined);
     await until(() => sim.requests().some((r) => r.endpoint === 'submitData' && r.status === 200));
     const job = sim.job(id)!;
-    expect(job).toMatchObject({ state: 'processing', uploads: 1 });
+    // Taken as the file: the job left `new` (it processes for 20 ms, so a slow check may already see it completed).
+    expect(job.uploads).toBe(1);
+    expect(['processing', 'completed']).toContain(job.state);
     expect(job.bytesReceived).toBeGreaterThanOrEqual(1000);
     expect(job.bytesReceived).toBeLessThan(data.length);
   });
