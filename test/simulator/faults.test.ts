@@ -233,9 +233,10 @@ describe('answerUploadEarly', () => {
     await upload(sim, id, data).catch(() => undefined);
     await until(() => sim.requests().some((r) => r.endpoint === 'submitData' && r.status === 200));
     const job = sim.job(id)!;
-    // Taken as the file: the job left `new` (it processes for 20 ms, so a slow check may already see it completed).
+    // Taken as the file: the job left `new`. Where it went after that is the job's own business: it processes
+    // for 20 ms, and its few random bytes lack the required labels, so a slow check sees it failed.
     expect(job.uploads).toBe(1);
-    expect(['processing', 'completed']).toContain(job.state);
+    expect(job.state).not.toBe('new');
     expect(job.bytesReceived).toBeGreaterThanOrEqual(1000);
     expect(job.bytesReceived).toBeLessThan(data.length);
   });
