@@ -12,6 +12,7 @@ export default defineConfig({
     ...base.test,
     include: [
       'test/activities/csv/*.test.ts',
+      'test/activities/rows/*.test.ts',
       'test/activities/job-record/*.test.ts',
       'test/worker/cli/{import-progress,schedules-plan,start-input}.test.ts',
       'test/worker/config/*.test.ts',

@@ -6,7 +6,7 @@
 import { parse } from 'csv-parse/sync';
 
 const CANDIDATE_DELIMITERS = [',', ';', '\t', '|'] as const;
-type Delimiter = (typeof CANDIDATE_DELIMITERS)[number];
+export type Delimiter = (typeof CANDIDATE_DELIMITERS)[number];
 
 interface HeaderRow {
   labels: string[];

@@ -11,7 +11,7 @@
  * one space, and letter case ignored. A file that passes may still be failed
  * by a stricter service; one that fails here lacks the column in any reading.
  */
-import type { EntityType, FieldMapping } from '../../workflows/contracts/import-input.js';
+import type { EntityType, FieldMapping, MappingObjectType } from '../../workflows/contracts/import-input.js';
 
 /** One field an entity type's file must carry. */
 export interface RequiredField {
@@ -115,3 +115,16 @@ export function describeField(field: RequiredField): string {
   const label = JSON.stringify(field.label);
   return field.serviceName === undefined ? label : `${label} (or a mapping onto ${JSON.stringify(field.serviceName)})`;
 }
+
+/** The display names each entity type needs, as the row checks read them. */
+export const REQUIRED_HEADER_LABELS: Record<Exclude<EntityType, 'Activity'>, readonly string[]> = {
+  Account: REQUIRED_FIELDS.Account.map((f) => f.label),
+  Person: REQUIRED_FIELDS.Person.map((f) => f.label),
+  Opportunity: REQUIRED_FIELDS.Opportunity.map((f) => f.label),
+};
+
+/** The service field names a mapping must target to supply the required fields, per mapping object type. */
+export const REQUIRED_SERVICE_FIELDS: Record<MappingObjectType, readonly string[]> = {
+  account: REQUIRED_FIELDS.Account.flatMap((f) => (f.serviceName ? [f.serviceName] : [])),
+  person: REQUIRED_FIELDS.Person.flatMap((f) => (f.serviceName ? [f.serviceName] : [])),
+};

@@ -1,0 +1,31 @@
+/**
+ * The one decision about a row, shared by the planning pass and every pass
+ * that regenerates a part, so both send and refuse exactly the same rows: a
+ * row is sent as its canonical line, or refused with a reason.
+ */
+import { canonicalLine } from './canonical-csv.js';
+import { type RowRules, rowProblem } from './row-rules.js';
+import type { SourceRow } from './source-rows.js';
+
+export type RowVerdict = { line: string; bytes: number } | { reason: string };
+
+export interface RowLimits {
+  rules: RowRules;
+  maxPartBytes: number;
+  /** The canonical header line's size: every part starts with it. */
+  headerBytes: number;
+}
+
+export function rowVerdict(limits: RowLimits, row: SourceRow): RowVerdict {
+  if (row.unreadable !== undefined) return { reason: row.unreadable };
+  const problem = rowProblem(limits.rules, row.fields);
+  if (problem !== undefined) return { reason: problem };
+  const line = canonicalLine(row.fields);
+  const bytes = Buffer.byteLength(line);
+  if (limits.headerBytes + bytes > limits.maxPartBytes) {
+    return {
+      reason: `${bytes} bytes as canonical CSV; with the header a part may hold at most ${limits.maxPartBytes} bytes`,
+    };
+  }
+  return { line, bytes };
+}

@@ -1,0 +1,125 @@
+/**
+ * The rows of a source stream, in order, in batches: gunzip, byte order mark,
+ * byte swap and UTF-8 check in front of the row parser. The parser reads the
+ * file's own bytes (UTF-8, UTF-16LE, or Latin-1 for the single-byte
+ * encodings), so its offsets are the (decompressed) file's and a later pass
+ * can resume at a row's first byte.
+ *
+ * Memory stays bounded: every stage streams with back-pressure and a record
+ * may hold at most `maxRowBytes`.
+ */
+import { pipeline, type Readable, Transform, type TransformCallback } from 'node:stream';
+import { createGunzip } from 'node:zlib';
+import { CsvError } from 'csv-parse';
+import { bomLength } from './detect-dialect.js';
+import type { Dialect } from './dialect.js';
+import { RowStageError } from './errors.js';
+import { type ParsedBatch, RowParser, type SourceRow } from './row-parser.js';
+import { utf8Check } from './utf8.js';
+
+export type { SourceRow };
+
+export interface ReadFrom {
+  /** The (decompressed) byte offset the stream starts at: 0, or the first byte of a row. */
+  startByte: number;
+  /** The number of the row that starts at `startByte` (1 at the file's start: the header row). */
+  firstRow: number;
+  maxRowBytes: number;
+}
+
+/** Drops the first `length` bytes of a stream: a byte order mark, or a gzip file's rows before a part. */
+function dropFirst(length: number): Transform {
+  let left = length;
+  return new Transform({
+    transform(chunk: Buffer, _enc, done: TransformCallback) {
+      const drop = Math.min(left, chunk.length);
+      left -= drop;
+      done(null, drop === 0 ? chunk : chunk.subarray(drop));
+    },
+  });
+}
+
+/** UTF-16BE to UTF-16LE, two bytes at a time; an odd byte waits for its pair. */
+function swapBytePairs(): Transform {
+  let odd: Buffer | undefined;
+  return new Transform({
+    transform(chunk: Buffer, _enc, done: TransformCallback) {
+      const data = odd ? Buffer.concat([odd, chunk]) : chunk;
+      const even = data.length - (data.length % 2);
+      odd = even < data.length ? Buffer.from(data.subarray(even)) : undefined;
+      done(null, Buffer.from(data.subarray(0, even)).swap16());
+    },
+    flush(done: TransformCallback) {
+      done(odd ? new RowStageError('UnsupportedEncoding', 'the UTF-16 file ends in half a character') : undefined);
+    },
+  });
+}
+
+/**
+ * gzip cannot be entered mid-stream: a gzip source is read from its start
+ * and its decompressed bytes before `startByte` are dropped unparsed (a row
+ * boundary leaves the parser nothing to carry over).
+ */
+function decoding(dialect: Dialect, from: ReadFrom, bom: number): Transform[] {
+  const stages: Transform[] = [];
+  if (dialect.compression === 'gzip') stages.push(createGunzip());
+  const skipped = dialect.compression === 'gzip' ? from.startByte : 0;
+  if (skipped + bom > 0) stages.push(dropFirst(skipped + bom));
+  if (dialect.encoding === 'utf-16be') stages.push(swapBytePairs());
+  if (dialect.encoding === 'utf-8') stages.push(utf8Check(from.startByte + bom));
+  return stages;
+}
+
+function readError(err: unknown, row: number, maxRowBytes: number): unknown {
+  if (err instanceof CsvError && err.code === 'CSV_MAX_RECORD_SIZE') {
+    return new RowStageError(
+      'RowTooLong',
+      `row ${row} is longer than ${maxRowBytes} bytes, the most a row may hold; usually a quote that never closes, which makes the rest of the file one row`,
+    );
+  }
+  if (err instanceof Error && 'code' in err && typeof err.code === 'string' && err.code.startsWith('Z_')) {
+    return new RowStageError('CorruptCompression', `the gzip stream is damaged or cut short: ${err.message}`);
+  }
+  return err;
+}
+
+/** The row a quote that never closes leaves: everything from its start to the end of the file. */
+function unclosedRow(row: number, start: number): SourceRow {
+  const unreadable = `a quoted field opened in this row never closes; the rest of the file (from byte ${start}) is this one row`;
+  return { row, fields: [], end: start, unreadable };
+}
+
+/**
+ * The rows from `from.startByte` on, in batches. `raw` is the object's bytes
+ * from `from.startByte` on, or for gzip the whole compressed object. `tap`
+ * sees the raw bytes first.
+ */
+export async function* sourceRows(
+  raw: Readable,
+  dialect: Dialect,
+  from: ReadFrom,
+  tap?: Transform,
+): AsyncGenerator<SourceRow[]> {
+  const bom = from.startByte === 0 && dialect.hasBom ? bomLength(dialect.encoding) : 0;
+  const parser = new RowParser(dialect, from.maxRowBytes, from.startByte + bom, from.firstRow);
+  // pipeline destroys every stage with the first error, so the parser's iterator throws it.
+  pipeline([raw, ...(tap ? [tap] : []), ...decoding(dialect, from, bom), parser], () => {});
+  let next = { row: from.firstRow, start: from.startByte + bom };
+  try {
+    for await (const batch of parser as AsyncIterable<ParsedBatch>) {
+      if (batch.rows.length > 0) {
+        const last = batch.rows.at(-1)!;
+        next = { row: last.row + 1, start: last.end };
+        yield batch.rows;
+      }
+      if (!('error' in batch)) continue;
+      if (!(batch.error instanceof CsvError && batch.error.code === 'CSV_QUOTE_NOT_CLOSED')) throw batch.error;
+      yield [unclosedRow(next.row, next.start)];
+      return;
+    }
+  } catch (err) {
+    throw readError(err, next.row, from.maxRowBytes);
+  } finally {
+    parser.destroy();
+  }
+}
