@@ -93,7 +93,7 @@ export class WorkflowHarness {
 
   /** Runs `body` with a workflow worker, an upload worker and a completion-poll worker, all serving `activities`. */
   async withWorkers<T>(
-    activities: Pick<AllActivities, 'uploadData' | 'awaitJobCompletion'>,
+    activities: Pick<AllActivities, 'uploadData' | 'planRows' | 'awaitJobCompletion'>,
     body: (taskQueue: string) => Promise<T>,
   ): Promise<T> {
     const taskQueue = this.nextTaskQueue();
@@ -101,7 +101,7 @@ export class WorkflowHarness {
     const uploads = await Worker.create({
       connection: this.env.nativeConnection,
       taskQueue: uploadTaskQueue(taskQueue),
-      activities: { uploadData: activities.uploadData },
+      activities: { uploadData: activities.uploadData, planRows: activities.planRows },
     });
     const polls = await Worker.create({
       connection: this.env.nativeConnection,
