@@ -26,7 +26,7 @@ export {
 } from './dialect.js';
 export { RowStageError, type RowStageErrorCode } from './errors.js';
 export { type OpenSource, partBody } from './part-body.js';
-export { DEFAULT_MAX_ROW_BYTES, type PlanOptions, planRows } from './plan-rows.js';
+export { DEFAULT_MAX_ROW_BYTES, type PlanOptions, type PlanProgress, planRows } from './plan-rows.js';
 export { REJECTS_LEADING_LABELS } from './rejects-report.js';
 export { type OnRejectedRows, type PartPlan, type PlanVerdict, planVerdict, type RowPlan } from './row-plan.js';
 export type { RowChecks, RowRules } from './row-rules.js';

@@ -28,6 +28,14 @@ export interface PlanOptions {
   maxRowBytes?: number;
   /** Receives the rejects report; ended when the pass ends, empty when no row is refused. */
   rejects?: Writable;
+  /** Called after each batch of rows (one chunk read): for heartbeats. Cancel the pass by destroying the source. */
+  onProgress?: (progress: PlanProgress) => void;
+}
+
+export interface PlanProgress {
+  rowsRead: number;
+  /** The (decompressed) byte offset the pass has parsed up to. */
+  bytesRead: number;
 }
 
 function headerOf(row: SourceRow | undefined): SourceRow {
@@ -115,6 +123,7 @@ export async function planRows(source: Readable, options: PlanOptions): Promise<
         const refused = planner.take(row);
         if (refused !== undefined) await planner.report.add(row.row, refused, row.fields);
       }
+      options.onProgress?.({ rowsRead: Math.max(0, batch.at(-1)!.row - 1), bytesRead: batch.at(-1)!.end });
     }
     planner ??= new Planner(headerOf(undefined), options);
     await planner.report.close();

@@ -1,6 +1,6 @@
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { detectDialect, isCanonicalDialect, RowStageError } from '../../../activities/rows/index.js';
+import { describeDialect, detectDialect, isCanonicalDialect, RowStageError } from '../../../activities/rows/index.js';
 
 const utf8 = (s: string) => Buffer.from(s, 'utf8');
 const HEADER = 'Account Name,Account Domain\r\nAcme,acme.com\r\n';
@@ -27,6 +27,7 @@ describe('detecting a dialect from the first bytes', () => {
     const d = detectDialect(gzipSync(utf8('a;b\nc;d\n')));
     expect(d).toMatchObject({ compression: 'gzip', delimiter: ';', lineEnd: 'LF' });
     expect(isCanonicalDialect(d)).toBe(false);
+    expect(describeDialect(d)).toBe('gzip, utf-8, ";", LF');
   });
 
   it('reads the start of a gzip sample cut short', () => {

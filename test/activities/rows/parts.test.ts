@@ -40,6 +40,21 @@ describe('parts cut at row boundaries', () => {
     }
   });
 
+  it('report their progress as the planning pass reads them', async () => {
+    const bytes = Buffer.from(source);
+    const file = await files.write(bytes, 40);
+    const seen: { rowsRead: number; bytesRead: number }[] = [];
+    await planFile(file, {
+      dialect: detectDialect(bytes),
+      checks: ACCOUNTS,
+      maxPartBytes,
+      onProgress: (p) => seen.push(p),
+    });
+    expect(seen.length).toBeGreaterThan(1);
+    expect(seen.at(-1)).toEqual({ rowsRead: 10, bytesRead: bytes.length });
+    expect(seen.map((p) => p.bytesRead)).toEqual([...seen.map((p) => p.bytesRead)].sort((a, b) => a - b));
+  });
+
   it('refuse a row too large for any part, and go on', async () => {
     const big = `Big ${'x'.repeat(80)};big.com`;
     const bytes = Buffer.from(`Account Name;Account Domain\n${rows[0]}\n${big}\n${rows[1]}\n`);
