@@ -18,7 +18,7 @@ import type { importFile } from '../../workflows/import-file.js';
 import { CliError, Interrupted } from './cli-error.js';
 import { workflowUiLink } from './connect.js';
 import { type CliContext, withClient } from './context.js';
-import { formatBytes } from './import-progress.js';
+import { describeRows, formatBytes } from './import-progress.js';
 import { destructiveListActionWarning, importInputFromFlags, type StartFlags } from './start-input.js';
 import { type VersionImport, versionImportOf } from './version-import.js';
 import { type ImportOutcome, watchImport } from './watch-import.js';
@@ -31,7 +31,8 @@ export function describeResult(result: ImportFileResult): string {
   const upload = result.uploadSkipped
     ? 'data already accepted earlier, not sent again'
     : `${formatBytes(result.bytes)} uploaded`;
-  return `completed: job ${result.jobId}, ${upload}${result.jobReused ? ', job reused' : ''}`;
+  const rows = result.rows ? `; ${describeRows(result.rows)}` : '';
+  return `completed: job ${result.jobId}, ${upload}${result.jobReused ? ', job reused' : ''}${rows}`;
 }
 
 export async function startCommand(options: StartOptions, ctx: CliContext): Promise<void> {

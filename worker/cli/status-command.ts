@@ -5,7 +5,14 @@ import type { ImportFileResult } from '../../workflows/contracts/import-workflow
 import { NIGHTLY_WORKFLOW_TYPE, type NightlyImportResult } from '../../workflows/contracts/nightly.js';
 import { workflowUiLink } from './connect.js';
 import { type CliContext, withClient } from './context.js';
-import { formatBytes, queryProgress, retryingStepsOf, uploadProgressOf, waitingNote } from './import-progress.js';
+import {
+  describeRows,
+  formatBytes,
+  queryProgress,
+  retryingStepsOf,
+  uploadProgressOf,
+  waitingNote,
+} from './import-progress.js';
 import { describeJobFreshness, jobFreshnessOf } from './job-freshness.js';
 import { describeNightlyResult } from './nightly-result.js';
 import { describeResult } from './start-command.js';
@@ -38,6 +45,7 @@ export async function statusCommand(workflowId: string, ctx: CliContext): Promis
       const upload = uploadProgressOf(description);
       if (upload) ctx.print(`uploaded  ${formatBytes(upload.bytesSent)} of ${formatBytes(upload.totalBytes)}`);
       else if (progress.totalBytes !== undefined) ctx.print(`size      ${formatBytes(progress.totalBytes)}`);
+      if (progress.rows) ctx.print(`rows      ${describeRows(progress.rows)}`);
       const note = waitingNote(progress, workflowId);
       if (note) ctx.print(`waiting   ${note}`);
       for (const r of retryingStepsOf(description)) {
