@@ -98,7 +98,7 @@ async function inspectOnce(deps: InspectSourceDeps, input: InspectSourceInput): 
   }
   if (head.sizeBytes === 0) throw failure('EmptyFile', `${where} is empty; expected a CSV file with a header row`);
 
-  const { dialect, header } = await readHeader(deps.s3, input, head);
+  const { dialect, header, hasDataRows } = await readHeader(deps.s3, input, head);
 
   const mappings = input.mappings ?? [];
   const table = deps.requiredFields ?? REQUIRED_FIELDS;
@@ -115,6 +115,12 @@ async function inspectOnce(deps: InspectSourceDeps, input: InspectSourceInput): 
     warnings.push(...unreadColumns(header, mappings, table, input.entityType));
   }
   checkRequiredFields(where, input.entityType, header, mappings, table);
+  // After the header's own checks, so a header that is wrong says so first.
+  if (!hasDataRows) {
+    throw failure('EmptyFile', `${where} holds a header row and no data rows; expected at least one row to import`, {
+      header,
+    });
+  }
   return { ...head, dialect, header, warnings };
 }
 
@@ -125,14 +131,14 @@ const MAX_SAMPLE_BYTES = 1024 * 1024;
 
 /**
  * The file's dialect, found from its first bytes (more of them while the
- * header row does not end inside), and its header row read through it. A
- * file with no data row is refused here: its job could only fail.
+ * header row does not end inside), its header row read through it, and
+ * whether any row follows (a header-only file's job could only fail).
  */
 async function readHeader(
   s3: S3Source,
   input: InspectSourceInput,
   head: { sizeBytes: number; etag: string },
-): Promise<{ dialect: Dialect; header: string[] }> {
+): Promise<{ dialect: Dialect; header: string[]; hasDataRows: boolean }> {
   const where = s3Url(input.bucket, input.key);
   const options = { encoding: input.encoding, delimiter: input.delimiter };
   for (let bytes = FIRST_SAMPLE_BYTES; ; bytes *= 4) {
@@ -153,12 +159,7 @@ async function readHeader(
       if (err instanceof HeaderRowError) throw failure('InvalidCsvHeader', `${where}: ${err.message}`);
       throw err;
     }
-    if (!found.hasDataRows) {
-      throw failure('EmptyFile', `${where} holds a header row and no data rows; expected at least one row to import`, {
-        header: found.labels,
-      });
-    }
-    return { dialect, header: found.labels };
+    return { dialect, header: found.labels, hasDataRows: found.hasDataRows };
   }
 }
 
