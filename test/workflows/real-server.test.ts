@@ -108,6 +108,7 @@ describe('importFile on the dev server', () => {
     const { result, taskQueue } = outcome;
     expect(scripted.calls.map((c) => c.step)).toEqual([
       'inspectSource',
+      'planRows',
       'applyFieldMappings',
       'createImportJob',
       'uploadData',
@@ -122,6 +123,8 @@ describe('importFile on the dev server', () => {
     });
     const upload = scripted.callsOf('uploadData')[0];
     expect(upload?.taskQueue).toBe(uploadTaskQueue(taskQueue));
+    // The row check reads the whole file: it runs where the uploads run.
+    expect(scripted.callsOf('planRows')[0]?.taskQueue).toBe(uploadTaskQueue(taskQueue));
     expect(scripted.callsOf('awaitJobCompletion')[0]?.taskQueue).toBe(pollTaskQueue(taskQueue));
     expect(upload?.input).toMatchObject({ listAction: 'noop', etag: inspected.etag, tenant: 'acme' });
     expect(result).toMatchObject({
@@ -142,6 +145,7 @@ describe('importFile on the dev server', () => {
     if (!('result' in outcome)) throw outcome.err;
     expect(scripted.calls.map((c) => c.step)).toEqual([
       'inspectSource',
+      'planRows',
       'createImportJob',
       'uploadData',
       'awaitJobCompletion',
