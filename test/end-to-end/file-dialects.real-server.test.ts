@@ -13,9 +13,11 @@ import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../../worker/cli/main.js';
 import type { ImportFileInput, RowOptions } from '../../workflows/contracts/import-input.js';
 import type { ImportFileResult } from '../../workflows/contracts/import-workflow.js';
 import type { importFile } from '../../workflows/import-file.js';
+import { cliContext } from '../support/operator-actions.js';
 import { accountsCsv, type OperatorStack, sha256, startOperatorStack } from '../support/operator-stack.js';
 import { jobsNamed, simRequests } from '../support/sim-inspect.js';
 
@@ -204,6 +206,20 @@ describe('files as people have them, on the whole stack', () => {
     expect(cause.message).toContain('lacks "Account Domain"');
     expect(cause.message).toContain('the header has "Account Name", "Website"');
     expect(await jobsNamed(stack.sim.baseUrl, workflowId)).toEqual([]);
+  });
+
+  it('the dry run shows the dialect and the rows it would refuse, on a sample it names as one', async () => {
+    const { file } = rowsWithBadOnes(60_000);
+    await stack.putObject('exports/dry-run.csv', file);
+    const ctx = cliContext(stack.workerEnv());
+    const args = ['start', '--bucket', stack.bucket, '--key', 'exports/dry-run.csv', '--entity-type', 'Account'];
+    await main(['node', 'import-worker', ...args, '--dry-run'], ctx);
+    const out = ctx.printed.join('\n');
+    expect(out).toContain('format    uncompressed, utf-8, ",", LF');
+    expect(out).toMatch(
+      /rows {6}checked a sample: the first \d+ rows \([\d.]+ [KM]iB\); the import checks every row: \d+ would be refused/,
+    );
+    expect(out).toContain('(row 502: "Account Domain" is empty; row 902: 3 field(s); the header has 2;');
   });
 
   it('sends a file already in the service form byte for byte', async () => {
