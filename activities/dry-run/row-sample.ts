@@ -66,7 +66,9 @@ export async function rowSample(s3: S3Source, input: SampleInput): Promise<RowSa
     rejects,
   });
   const lines: string[][] =
-    report.length > 0 ? parse(Buffer.concat(report).toString('utf8'), { to: MAX_EXAMPLES + 1 }) : [];
+    report.length > 0
+      ? parse(Buffer.concat(report).toString('utf8'), { to: MAX_EXAMPLES + 1, relax_column_count: true })
+      : [];
   const examples = lines.slice(1).map(([row, reason]) => ({ row: Number(row), reason: reason ?? '' }));
   return { bytes: bytes.length, wholeFile, read: plan.rowsRead, rejected: plan.rowsRejected, examples };
 }
