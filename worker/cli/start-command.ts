@@ -31,8 +31,7 @@ export function describeResult(result: ImportFileResult): string {
   const upload = result.uploadSkipped
     ? 'data already accepted earlier, not sent again'
     : `${formatBytes(result.bytes)} uploaded`;
-  const rows = result.rows ? `; ${describeRows(result.rows)}` : '';
-  return `completed: job ${result.jobId}, ${upload}${result.jobReused ? ', job reused' : ''}${rows}`;
+  return `completed: job ${result.jobId}, ${upload}${result.jobReused ? ', job reused' : ''}`;
 }
 
 export async function startCommand(options: StartOptions, ctx: CliContext): Promise<void> {
@@ -65,6 +64,7 @@ export async function startCommand(options: StartOptions, ctx: CliContext): Prom
     const outcome = await followUntilStopped(handle);
     if (!outcome.ok) throw new CliError(`import failed: ${outcome.reason}`);
     ctx.print(describeResult(outcome.result));
+    if (outcome.result.rows) ctx.print(describeRows(outcome.result.rows));
   });
 }
 

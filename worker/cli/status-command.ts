@@ -64,7 +64,10 @@ export async function statusCommand(workflowId: string, ctx: CliContext): Promis
       ctx.print(`result    ${tally}`);
       for (const line of failures) ctx.print(line);
     } else if (status === 'COMPLETED') {
-      ctx.print(`result    ${describeResult((await handle.result()) as ImportFileResult)}`);
+      const result = (await handle.result()) as ImportFileResult;
+      ctx.print(`result    ${describeResult(result)}`);
+      // The progress query shows the same line while a worker answers; the result keeps it after.
+      if (result.rows && !progress?.rows) ctx.print(`rows      ${describeRows(result.rows)}`);
     } else if (status === 'FAILED') {
       ctx.print(`failure   ${await handle.result().then(() => 'none', failureReason)}`);
     }
