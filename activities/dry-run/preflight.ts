@@ -6,7 +6,7 @@
  */
 import { Context } from '@temporalio/activity';
 import type { InspectSourceInput } from '../../workflows/contracts/activities.js';
-import type { DryRunStep, PreflightFacts } from '../../workflows/contracts/dry-run.js';
+import type { DryRunStep, PreflightFacts, RowSample } from '../../workflows/contracts/dry-run.js';
 import { checkReferences, type InspectSourceDeps, lookAtFile } from '../inspect-source.js';
 import { describeDialect } from '../rows/index.js';
 import { ServiceCalls } from '../service-calls.js';
@@ -30,10 +30,18 @@ export function makeDryRunPreflight(deps: InspectSourceDeps) {
         sizeBytes: facts.sizeBytes,
         etag: facts.etag,
         header: facts.header,
-        warnings: facts.warnings,
+        warnings: [...facts.warnings, ...sampleWarnings(sample)],
         dialect: describeDialect(facts.dialect),
         rowSample: sample,
       };
     });
   };
+}
+
+/** Refused rows in the sample decide the import under the default `onRejectedRows: 'fail'`: say so. */
+function sampleWarnings(sample: RowSample): string[] {
+  if (sample.rejected === 0) return [];
+  return [
+    `${sample.rejected} row(s) ${sample.wholeFile ? 'of the file' : 'of the sample'} would be refused by the service: the import fails on them before any job unless rows.onRejectedRows is skip`,
+  ];
 }

@@ -220,6 +220,7 @@ describe('files as people have them, on the whole stack', () => {
       /rows {6}checked a sample: the first \d+ rows \([\d.]+ [KM]iB\); the import checks every row: \d+ would be refused/,
     );
     expect(out).toContain('(row 502: "Account Domain" is empty; row 902: 3 field(s); the header has 2;');
+    expect(out).toMatch(/warning +\d+ row\(s\) of the sample would be refused by the service/);
   });
 
   it('sends a file already in the service form byte for byte', async () => {
