@@ -13,6 +13,7 @@ export default defineConfig({
     include: [
       'test/activities/csv/*.test.ts',
       'test/activities/rows/*.test.ts',
+      'test/activities/check-rows/*.test.ts',
       'test/activities/job-record/*.test.ts',
       'test/worker/cli/{guard-band,import-progress,schedules-plan,start-input}.test.ts',
       'test/worker/config/*.test.ts',

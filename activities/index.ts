@@ -9,6 +9,7 @@ import { makeApplyFieldMappings } from './apply-field-mappings.js';
 import { makeAwaitJobCompletion } from './await-job-completion.js';
 import type { BudgetGate } from './budget/gate.js';
 import { makeCountWindowSpend } from './budget/window-spend.js';
+import { makePlanRows } from './check-rows/plan-rows-activity.js';
 import { makeCreateImportJob } from './create-job/create-import-job.js';
 import { createDryRunActivities } from './dry-run/index.js';
 import { makeInspectSource } from './inspect-source.js';
@@ -68,6 +69,7 @@ export function createActivities(deps: ActivityDeps) {
   const reference = new ReferenceCache();
   const activities = {
     inspectSource: makeInspectSource({ ...calls, s3, maxFileBytes: settings.maxFileBytes, reference }),
+    planRows: makePlanRows({ s3, maxPartBytes: settings.maxFileBytes }),
     applyFieldMappings: makeApplyFieldMappings({ ...calls, locks: deps.mappingLocks }),
     createImportJob: makeCreateImportJob({
       ...calls,

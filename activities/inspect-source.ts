@@ -1,7 +1,9 @@
 /**
  * The inspectSource activity: checks the S3 file and the import's settings
- * before any job exists. A missing, empty or oversized file, a malformed
- * header row, a header that lacks a mapped label or (read through the
+ * before any job exists, and finds how the file is written (its dialect:
+ * compression, encoding, delimiter), which the workflow records. A missing,
+ * empty or oversized file, one that holds no data row or cannot be decoded,
+ * a malformed header row, a header that lacks a mapped label or (read through the
  * mappings) a field the entity type requires, an import source the service
  * does not list, or an Activity file
  * without its type's required fields fails here, non-retryably, with a
@@ -11,7 +13,7 @@
  */
 import type { InspectSourceInput, InspectSourceResult } from '../workflows/contracts/activities.js';
 import type { EntityType, FieldMapping } from '../workflows/contracts/import-input.js';
-import { HeaderRowError, parseHeaderRow } from './csv/header-row.js';
+import { HeaderRowError } from './csv/header-row.js';
 import {
   describeField,
   labelKey,
@@ -21,8 +23,10 @@ import {
   REQUIRED_FIELDS,
   type RequiredFields,
 } from './csv/required-labels.js';
+import { type SampleHeader, sampleHeader } from './csv/sample-header.js';
 import { failure } from './failures.js';
 import type { ReferenceCache } from './reference-cache.js';
+import { type Dialect, detectDialect, RowStageError } from './rows/index.js';
 import { HeaderTooLong, SourceObjectChanged, SourceObjectMissing, s3Url } from './s3/errors.js';
 import type { S3Source } from './s3/source.js';
 import { NotFound } from './service/errors.js';
@@ -94,14 +98,7 @@ async function inspectOnce(deps: InspectSourceDeps, input: InspectSourceInput): 
   }
   if (head.sizeBytes === 0) throw failure('EmptyFile', `${where} is empty; expected a CSV file with a header row`);
 
-  const headerBytes = await deps.s3.headerSample(bucket, key, { etag: head.etag });
-  let header: string[];
-  try {
-    header = parseHeaderRow(headerBytes).labels;
-  } catch (err) {
-    if (err instanceof HeaderRowError) throw failure('InvalidCsvHeader', `${where}: ${err.message}`);
-    throw err;
-  }
+  const { dialect, header, hasDataRows } = await readHeader(deps.s3, input, head);
 
   const mappings = input.mappings ?? [];
   const table = deps.requiredFields ?? REQUIRED_FIELDS;
@@ -118,7 +115,59 @@ async function inspectOnce(deps: InspectSourceDeps, input: InspectSourceInput): 
     warnings.push(...unreadColumns(header, mappings, table, input.entityType));
   }
   checkRequiredFields(where, input.entityType, header, mappings, table);
-  return { ...head, header, warnings };
+  // After the header's own checks, so a header that is wrong says so first.
+  if (!hasDataRows) {
+    throw failure('EmptyFile', `${where} holds a header row and no data rows; expected at least one row to import`, {
+      header,
+    });
+  }
+  return { ...head, dialect, header, warnings };
+}
+
+/** The first read's size: a header row of any usual width, and for gzip many rows more. */
+const FIRST_SAMPLE_BYTES = 64 * 1024;
+/** A header row longer than this is not one. */
+const MAX_SAMPLE_BYTES = 1024 * 1024;
+
+/**
+ * The file's dialect, found from its first bytes (more of them while the
+ * header row does not end inside), its header row read through it, and
+ * whether any row follows (a header-only file's job could only fail).
+ */
+async function readHeader(
+  s3: S3Source,
+  input: InspectSourceInput,
+  head: { sizeBytes: number; etag: string },
+): Promise<{ dialect: Dialect; header: string[]; hasDataRows: boolean }> {
+  const where = s3Url(input.bucket, input.key);
+  const options = { encoding: input.encoding, delimiter: input.delimiter };
+  for (let bytes = FIRST_SAMPLE_BYTES; ; bytes *= 4) {
+    const sample = await s3.firstBytes(input.bucket, input.key, { etag: head.etag, bytes });
+    const complete = sample.length >= head.sizeBytes;
+    let dialect: Dialect;
+    try {
+      dialect = detectDialect(sample, { ...options, complete });
+    } catch (err) {
+      const headerCut = err instanceof RowStageError && err.code === 'NoHeader' && !complete;
+      if (headerCut && bytes < MAX_SAMPLE_BYTES) continue;
+      throw unreadable(where, err);
+    }
+    let found: SampleHeader;
+    try {
+      found = sampleHeader(sample, dialect, complete);
+    } catch (err) {
+      if (err instanceof HeaderRowError) throw failure('InvalidCsvHeader', `${where}: ${err.message}`);
+      throw err;
+    }
+    return { dialect, header: found.labels, hasDataRows: found.hasDataRows };
+  }
+}
+
+/** A file the row stage cannot read, as the failure an operator fixes. */
+function unreadable(where: string, err: unknown): unknown {
+  if (!(err instanceof RowStageError)) return err;
+  if (err.code === 'NoHeader') return failure('InvalidCsvHeader', `${where}: ${err.message}`);
+  return failure('UnreadableFile', `${where}: ${err.message}`, { code: err.code });
 }
 
 /**

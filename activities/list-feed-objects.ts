@@ -3,8 +3,10 @@
  * feed's key pattern. The workflow pages through with the continuation token,
  * so no run ever holds a whole bucket listing.
  */
+
 import type { ListFeedObjectsInput, ListFeedObjectsResult } from '../workflows/contracts/activities.js';
 import { normaliseEtag } from '../workflows/contracts/object-version.js';
+import { isRejectsReportKey } from './check-rows/rejects-location.js';
 import { failure } from './failures.js';
 import { SourceObjectMissing } from './s3/errors.js';
 import type { S3Source } from './s3/source.js';
@@ -48,6 +50,8 @@ export function makeListFeedObjects(deps: { s3: ObjectLister }) {
     const objects = page.objects
       // "Folder" placeholder objects are not files.
       .filter((o) => !o.key.endsWith('/'))
+      // The worker's own rejects reports, written beside the files, are not files to import.
+      .filter((o) => !isRejectsReportKey(o.key))
       .filter((o) => pattern === undefined || pattern.test(o.key.slice(input.prefix.length)))
       .map((o) => ({ ...o, etag: normaliseEtag(o.etag) }));
     return page.nextContinuationToken === undefined

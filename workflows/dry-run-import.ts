@@ -270,6 +270,8 @@ function preflight(findings: Findings, input: ImportFileInput, problems: DryRunP
       entityType: input.entityType,
       importSource: input.importSource,
       activityTypeId: input.activityTypeId,
+      delimiter: input.rows?.delimiter,
+      encoding: input.rows?.encoding,
     }),
   );
 }
@@ -378,7 +380,10 @@ function objectReport(p: ObjectParts): ObjectDryRun {
   };
   if (p.workflowId !== undefined) report.workflowId = p.workflowId;
   if (p.importState !== undefined) report.importState = p.importState;
-  if (p.facts) report.object = { etag: p.facts.etag, sizeBytes: p.facts.sizeBytes, header: p.facts.header };
+  if (p.facts) {
+    const { etag, sizeBytes, header, dialect, rowSample } = p.facts;
+    report.object = { etag, sizeBytes, header, dialect, rowSample };
+  }
   if (p.mappings) report.fieldMappings = p.mappings;
   if (verdict === 'import' || verdict === 'fail') {
     if (p.job) report.job = p.job;

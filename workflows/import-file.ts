@@ -1,8 +1,11 @@
 /**
  * importFile: one CSV object in S3 becomes one completed import job.
  *
- * Steps: inspectSource -> applyFieldMappings (when given) -> createImportJob
- * -> uploadData -> awaitJobCompletion. The long work happens inside
+ * Steps: inspectSource -> planRows -> applyFieldMappings (when given) ->
+ * createImportJob -> uploadData -> awaitJobCompletion. planRows reads every
+ * row once before any job exists: the rows the service would refuse go to a
+ * rejects report (and fail the import under `onRejectedRows: 'fail'`), and
+ * its plan lets every upload attempt send exactly the same body. The long work happens inside
  * heartbeating activities, so a happy path is a fixed, small history (40
  * events with mappings, 29 without) whatever the file size or job duration.
  *
@@ -38,10 +41,12 @@ import type {
   AwaitJobCompletionResult,
   CreateImportJobResult,
   InspectSourceResult,
+  PlanRowsResult,
   UploadDataResult,
 } from './contracts/activities.js';
 import {
   DEFAULT_LIST_ACTION,
+  DEFAULT_ON_REJECTED_ROWS,
   type FieldMappingSet,
   type ImportFileInput,
   importInputProblems,
@@ -89,6 +94,7 @@ async function importSteps(input: ImportFileInput): Promise<ImportFileResult> {
   const run = ImportRun.start(input);
   const inspected = await run.step('inspectSource', inspectSource(run));
   for (const warning of inspected.warnings) log.warn(`source ${input.source.bucket}/${input.source.key}: ${warning}`);
+  await run.step('planRows', planRows(run));
   if (input.fieldMappings) {
     await run.step('applyFieldMappings', applyFieldMappings(run, input.fieldMappings));
   }
@@ -129,9 +135,30 @@ function inspectSource(run: ImportRun): () => Promise<InspectSourceResult> {
       entityType: input.entityType,
       importSource: input.importSource,
       activityTypeId: input.activityTypeId,
+      delimiter: input.rows?.delimiter,
+      encoding: input.rows?.encoding,
     });
     run.sourceInspected(source);
     return source;
+  };
+}
+
+function planRows(run: ImportRun): () => Promise<PlanRowsResult> {
+  const { input } = run;
+  return async () => {
+    const planned = await run.activitiesFor('planRows').planRows({
+      tenant: input.tenant,
+      bucket: input.source.bucket,
+      key: input.source.key,
+      etag: run.source.etag,
+      dialect: run.source.dialect,
+      entityType: input.entityType,
+      fieldMappings: input.fieldMappings,
+      onRejectedRows: input.rows?.onRejectedRows ?? DEFAULT_ON_REJECTED_ROWS,
+      rejectsPrefix: input.rows?.rejectsPrefix,
+    });
+    run.rowsPlanned(planned);
+    return planned;
   };
 }
 
@@ -183,6 +210,7 @@ function uploadData(run: ImportRun, job: JobRef): (rerun: Rerun) => Promise<Uplo
     if (rerun.afterFailureType === 'SourceChanged') {
       // The operator replaced the file: check the new one and pin its ETag before sending it.
       await run.step('inspectSource', inspectSource(run));
+      await run.step('planRows', planRows(run));
       await jobForReplacedFile(run, job);
       run.progress.phase = 'uploading';
     }
@@ -192,8 +220,9 @@ function uploadData(run: ImportRun, job: JobRef): (rerun: Rerun) => Promise<Uplo
       bucket: input.source.bucket,
       key: input.source.key,
       etag: run.source.etag,
-      sizeBytes: run.source.sizeBytes,
+      sizeBytes: run.bodyBytes,
       listAction: input.listAction ?? DEFAULT_LIST_ACTION,
+      ...(run.plan.plan.body === 'canonical' ? { rowPlan: run.plan.plan } : {}),
     });
     run.countCalls(uploaded.apiCalls);
     run.progress.jobState = uploaded.state;

@@ -20,7 +20,7 @@ import {
   type WorkflowInfo,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { ImportActivities, InspectSourceResult } from './contracts/activities.js';
+import type { ImportActivities, InspectSourceResult, PlanRowsResult } from './contracts/activities.js';
 import { pollTaskQueue, uploadTaskQueue } from './contracts/budget.js';
 import { type ApiCallCounts, addApiCalls } from './contracts/endpoints.js';
 import type { ImportFileInput, OnFailureMode } from './contracts/import-input.js';
@@ -46,6 +46,7 @@ const UNKNOWN_RESET_WAIT_MS = 60 * 60 * 1000;
 
 const PHASE_OF_STEP: Record<ImportStep, ImportPhase> = {
   inspectSource: 'inspecting',
+  planRows: 'checking-rows',
   applyFieldMappings: 'applying-mappings',
   createImportJob: 'creating-job',
   uploadData: 'uploading',
@@ -75,11 +76,13 @@ export class ImportRun {
   private readonly stepContext: StepOptionsContext;
   private readonly budgetJitterMs: number;
   private inspected?: InspectSourceResult;
+  private planned?: PlanRowsResult;
   private readonly apiCalls: ApiCallCounts = {};
   private budgetWaitMs = 0;
   /** Workflow time of each step, budget waits and steps run inside it left out. */
   private readonly stepMs: Record<ImportStep, number> = {
     inspectSource: 0,
+    planRows: 0,
     applyFieldMappings: 0,
     createImportJob: 0,
     uploadData: 0,
@@ -131,6 +134,25 @@ export class ImportRun {
     this.progress.totalBytes = source.sizeBytes;
   }
 
+  /** The row check's plan of the body: what the upload sends, and the rows the result reports. */
+  rowsPlanned(planned: PlanRowsResult): void {
+    this.planned = planned;
+    this.progress.totalBytes = this.bodyBytes;
+    this.progress.rows = planned.rows;
+  }
+
+  /** The body's plan, once the rows were checked. */
+  get plan(): PlanRowsResult {
+    if (!this.planned) throw new Error('importFile: the plan is read before planRows ran');
+    return this.planned;
+  }
+
+  /** The bytes the service receives: the object's, or the canonical body's. */
+  get bodyBytes(): number {
+    const part = this.plan.plan.parts[0];
+    return part ? part.bytes : this.source.sizeBytes;
+  }
+
   countCalls(calls: ApiCallCounts | undefined): void {
     addApiCalls(this.apiCalls, calls);
   }
@@ -159,16 +181,18 @@ export class ImportRun {
     return {
       jobId: job.jobId,
       state: 'completed',
-      bytes: this.source.sizeBytes,
+      bytes: this.bodyBytes,
       etag: this.source.etag,
       seconds: {
         inspect: seconds(this.stepMs.inspectSource),
+        checkRows: seconds(this.stepMs.planRows),
         mappings: seconds(this.stepMs.applyFieldMappings),
         createJob: seconds(this.stepMs.createImportJob),
         upload: seconds(this.stepMs.uploadData),
         awaitCompletion: seconds(this.stepMs.awaitJobCompletion),
         waitingForBudget: seconds(this.budgetWaitMs),
       },
+      rows: this.progress.rows!,
       apiCalls: this.apiCalls,
       jobReused: job.reused,
       uploadSkipped,

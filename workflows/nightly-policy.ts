@@ -54,6 +54,7 @@ export function importInputForObject(feedId: string, feed: NightlyFeed, object: 
   if (feed.importSource !== undefined) input.importSource = feed.importSource;
   if (feed.activityTypeId !== undefined) input.activityTypeId = feed.activityTypeId;
   if (feed.fieldMappings !== undefined) input.fieldMappings = feed.fieldMappings;
+  if (feed.rows !== undefined) input.rows = feed.rows;
   if (feed.jobTimeoutMs !== undefined) input.jobTimeoutMs = feed.jobTimeoutMs;
   return input;
 }

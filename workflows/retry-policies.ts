@@ -29,6 +29,12 @@ export const SHORT_CALL_TIMEOUT_MS = 2 * 60 * 1000;
  */
 const CREATE_JOB_TIMEOUT_MS = 10 * 60 * 1000;
 const CREATE_JOB_HEARTBEAT_MS = 2 * 60 * 1000;
+/**
+ * The row check reads the whole file once (decompressing, checking every
+ * row); it heartbeats as it reads, so a dead worker is noticed early.
+ */
+const PLAN_ROWS_TIMEOUT_MS = 6 * 60 * 60 * 1000;
+const PLAN_ROWS_HEARTBEAT_MS = 60 * 1000;
 /** A 5 GB upload at a pessimistic 1 MB/s takes under 1.5 h; 6 h leaves room for a slow link. */
 const UPLOAD_TIMEOUT_MS = 6 * 60 * 60 * 1000;
 const UPLOAD_HEARTBEAT_MS = 60 * 1000;
@@ -56,6 +62,13 @@ export function activityOptionsFor(step: ImportStep, ctx: StepOptionsContext): A
     case 'inspectSource':
     case 'applyFieldMappings':
       return { startToCloseTimeout: SHORT_CALL_TIMEOUT_MS, retry };
+    case 'planRows':
+      return {
+        taskQueue: ctx.uploadTaskQueue,
+        startToCloseTimeout: PLAN_ROWS_TIMEOUT_MS,
+        heartbeatTimeout: PLAN_ROWS_HEARTBEAT_MS,
+        retry,
+      };
     case 'createImportJob':
       return { startToCloseTimeout: CREATE_JOB_TIMEOUT_MS, heartbeatTimeout: CREATE_JOB_HEARTBEAT_MS, retry };
     case 'uploadData':

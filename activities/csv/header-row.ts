@@ -45,7 +45,11 @@ function decodeUtf8(bytes: Uint8Array): string {
 export function parseHeaderRow(bytes: Uint8Array): HeaderRow {
   let text = decodeUtf8(bytes);
   if (text.startsWith(BOM)) text = text.slice(BOM.length);
-  const delimiter = detectDelimiter(text);
+  return parseHeaderText(text, detectDelimiter(text));
+}
+
+/** Parses the header row in `text` (decoded, no byte order mark), split on `delimiter`. */
+export function parseHeaderText(text: string, delimiter: Delimiter): HeaderRow {
   let records: string[][];
   try {
     records = parse(text, { delimiter, to: 1, trim: true, relax_column_count: true });

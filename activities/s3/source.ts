@@ -5,6 +5,7 @@
  * half new. S3 enforces the pin with If-Match; the ETag of every response is
  * compared as well, for S3-compatible servers that ignore If-Match.
  */
+import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import {
   GetObjectCommand,
@@ -12,6 +13,7 @@ import {
   HeadBucketCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
+  PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { normaliseEtag } from '../../workflows/contracts/object-version.js';
@@ -152,6 +154,16 @@ export class S3Source {
   }
 
   /**
+   * The object's first `bytes` bytes (fewer when it is shorter), pinned to
+   * `etag`: what the row stage detects a file's dialect from. A server that
+   * ignores Range sends the whole object: only the start of it is read.
+   */
+  async firstBytes(bucket: string, key: string, options: PinnedRead & { bytes: number }): Promise<Uint8Array> {
+    const out = await this.get(bucket, key, { ...options, start: 0, end: options.bytes - 1 });
+    return readAtMost(out.Body as Readable, options.bytes);
+  }
+
+  /**
    * The object's bytes (all, or one range), pinned to `etag`; aborting
    * `signal` destroys the stream. A ranged read whose answer is not that
    * range (an S3 that ignores Range answers 200 with the whole object) fails
@@ -178,6 +190,34 @@ export class S3Source {
       }
     }
     return body;
+  }
+
+  /** Whether an object is at `key` (a report written by an earlier attempt). */
+  async exists(bucket: string, key: string, signal?: AbortSignal): Promise<boolean> {
+    try {
+      await this.client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }), { abortSignal: signal });
+      return true;
+    } catch (err) {
+      if (this.mapError(err, bucket, key) instanceof SourceObjectMissing) return false;
+      throw this.mapError(err, bucket, key);
+    }
+  }
+
+  /** Writes a local file of `sizeBytes` to `key` in one PUT (S3 makes it visible whole or not at all). */
+  async putFile(bucket: string, key: string, path: string, sizeBytes: number, contentType: string): Promise<void> {
+    try {
+      await this.client.send(
+        new PutObjectCommand({
+          Bucket: bucket,
+          Key: key,
+          Body: createReadStream(path),
+          ContentLength: sizeBytes,
+          ContentType: contentType,
+        }),
+      );
+    } catch (err) {
+      throw this.mapError(err, bucket, key);
+    }
   }
 
   /** One page of the keys under `prefix` (the shape `ObjectLister` of list-feed-objects expects). */

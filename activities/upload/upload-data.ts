@@ -37,6 +37,7 @@ import { failure } from '../failures.js';
 import { FenceRefused, fencedBody } from '../job-record/fenced-body.js';
 import type { JobRecordGate, JobRecordSession } from '../job-record/gate.js';
 import { knownJobState, unexpectedJobState } from '../job-state.js';
+import { partBody, RowStageError } from '../rows/index.js';
 import { RangeNotHonoured, SourceAccessDenied, SourceObjectChanged, SourceObjectMissing, s3Url } from '../s3/errors.js';
 import { AUTO_MAX_PARTS, openRangedRead, type ParallelParts } from '../s3/ranged-reader.js';
 import type { S3Source } from '../s3/source.js';
@@ -380,11 +381,18 @@ function answeredWithStatus(err: unknown): boolean {
 }
 
 /**
- * The S3 body to send: parallel ranged reads when configured and the server
- * honours Range, else one sequential GET.
+ * The body to send. A file the row stage rewrites (its plan is in the input)
+ * is regenerated from that plan, the same bytes on every attempt, read from a
+ * pinned sequential GET. Any other is the S3 object itself: parallel ranged
+ * reads when configured and the server honours Range, else one sequential GET.
  */
 async function openSource(deps: UploadDataDeps, input: UploadDataInput, signal: AbortSignal): Promise<Readable> {
   const { bucket, key, etag, sizeBytes } = input;
+  if (input.rowPlan) {
+    const open = (fromByte: number) =>
+      deps.s3.read(bucket, key, { etag, signal, ...(fromByte > 0 ? { start: fromByte } : {}) });
+    return partBody(input.rowPlan, 1, open);
+  }
   const { parallelParts, partSizeBytes } = deps;
   const sequential = () => deps.s3.read(bucket, key, { etag, signal });
   if (parallelParts === 1 || sizeBytes <= partSizeBytes) return sequential();
@@ -422,6 +430,8 @@ function sourceFailure(err: unknown, input: UploadDataInput): unknown {
     return failure('SourceChanged', `${err.message}: it was removed after it was inspected`);
   }
   if (err instanceof RangeNotHonoured) return failure('SourceReadFailed', err.message);
+  // The regenerated body came out other than planned (or unreadable): the pinned object did not read the same.
+  if (err instanceof RowStageError) return failure('SourceReadFailed', `${where}: ${err.message}; retried`);
   const reason = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
   return failure('SourceReadFailed', `reading ${where} from S3 failed during the upload (${reason}); retried`, {
     bucket: input.bucket,

@@ -81,7 +81,10 @@ describe('inspectSource reads the file facts and its header row', () => {
     ['pipe', '|'],
   ])('detects a %s delimiter', async (_name, delimiter) => {
     const labels = ['Account Name', 'Account Domain', 'Employees'];
-    const result = await inspectFile(`delimited-${_name}.csv`, labels.join(delimiter));
+    const result = await inspectFile(
+      `delimited-${_name}.csv`,
+      `${labels.join(delimiter)}\nAcme${delimiter}acme.example${delimiter}10\n`,
+    );
     expect(result.header).toEqual(labels);
   });
 
@@ -92,7 +95,7 @@ describe('inspectSource reads the file facts and its header row', () => {
   });
 
   it('warns about header columns no mapping covers', async () => {
-    const result = await inspectFile('extra-column.csv', 'Account Name,Account Domain,Notes\n', [
+    const result = await inspectFile('extra-column.csv', 'Account Name,Account Domain,Notes\nAcme,acme.example,\n', [
       mapping('Account Name', 'name'),
       mapping('Account Domain', 'domain'),
     ]);
@@ -147,16 +150,22 @@ describe('inspectSource refuses files the service would reject, before any servi
     expect(err.type).toBe('InvalidCsvHeader');
   });
 
-  it('fails with InvalidCsvHeader when the header is not UTF-8', async () => {
+  it('fails with UnreadableFile, naming the encoding to declare, when the header is not UTF-8', async () => {
     const err = await failureOf(inspectFile('latin1.csv', Buffer.from('Stra\xdfe,Ort\n', 'latin1')));
-    expect(err.type).toBe('InvalidCsvHeader');
-    expect(err.message).toContain('not valid UTF-8');
+    expect(err.type).toBe('UnreadableFile');
+    expect(err.message).toContain('is not UTF-8; if the file is Windows-1252 or Latin-1, declare that encoding');
+  });
+
+  it('fails with EmptyFile for a header-only file, after the header checks', async () => {
+    const err = await failureOf(inspectFile('header-only.csv', 'Account Name,Account Domain\r\n'));
+    expect(err.type).toBe('EmptyFile');
+    expect(err.message).toContain('holds a header row and no data rows');
   });
 
   it('fails with InvalidCsvHeader when no header row ends within 1 MiB', async () => {
     const err = await failureOf(inspectFile('one-long-line.csv', 'x'.repeat(1024 * 1024 + 10)));
     expect(err.type).toBe('InvalidCsvHeader');
-    expect(err.message).toContain('does not end within the first 1048576 bytes');
+    expect(err.message).toContain('no line end in the first 1048576 characters');
   });
 
   it('fails with MappingMismatch naming the mapped labels the header lacks', async () => {

@@ -91,7 +91,7 @@ describe('job faults through a whole import on a real server', () => {
       tokens: options.tokens ?? createTokenSource({ kind: 'env', token: new Secret(DEMO_TOKENS.importer) }),
       requestTimeoutMs: options.requestTimeoutMs ?? 5_000,
     });
-    const { uploadData, awaitJobCompletion, ...short } = createActivities({
+    const { uploadData, planRows, awaitJobCompletion, ...short } = createActivities({
       service,
       s3: new S3Source(s3.client),
       budget: new InMemoryBudgetGate(SPEC_BUDGET_SETTINGS),
@@ -123,7 +123,7 @@ describe('job faults through a whole import on a real server', () => {
     const uploads = await Worker.create({
       connection: env.nativeConnection,
       taskQueue: uploadTaskQueue(taskQueue),
-      activities: { uploadData },
+      activities: { uploadData, planRows },
     });
     const polls = await Worker.create({
       connection: env.nativeConnection,

@@ -7,6 +7,7 @@ import type {
   AwaitJobCompletionResult,
   CreateImportJobResult,
   InspectSourceResult,
+  PlanRowsResult,
   UploadDataResult,
 } from '../../workflows/contracts/activities.js';
 import type { ImportFileInput } from '../../workflows/contracts/import-input.js';
@@ -27,8 +28,35 @@ export const importInput: ImportFileInput = {
 export const inspected: InspectSourceResult = {
   sizeBytes: 1_048_576,
   etag: '"0123456789abcdef"',
+  dialect: { compression: 'none', encoding: 'utf-8', hasBom: false, delimiter: ',', lineEnd: 'LF' },
   header: ['Name'],
   warnings: [],
+};
+
+/** A file already in the service's form: sent byte for byte. */
+export const rowsPlanned: PlanRowsResult = {
+  plan: {
+    dialect: inspected.dialect,
+    rules: { header: ['Name'], required: [], typed: [] },
+    maxPartBytes: 5_000_000_000,
+    maxRowBytes: 16 * 1024 * 1024,
+    body: 'original',
+    rowsRead: 1000,
+    rowsSent: 1000,
+    rowsRejected: 0,
+    parts: [
+      {
+        number: 1,
+        firstRow: 2,
+        lastRow: 1001,
+        rowsSent: 1000,
+        startByte: 0,
+        bytes: 1_048_576,
+        sha256: 'ab'.repeat(32),
+      },
+    ],
+  },
+  rows: { dialect: 'uncompressed, utf-8, ",", LF', body: 'original', read: 1000, sent: 1000, rejected: 0 },
 };
 
 export const mappingsApplied: ApplyFieldMappingsResult = {

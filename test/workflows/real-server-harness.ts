@@ -20,7 +20,15 @@ import type { ImportProgress } from '../../workflows/contracts/import-workflow.j
 import { progressQuery } from '../../workflows/contracts/messages.js';
 import type { importFile } from '../../workflows/import-file.js';
 import type { FailureSpec } from './history-builder.js';
-import { importInput, inspected, jobCompleted, jobCreated, mappingsApplied, uploaded } from './import-fixtures.js';
+import {
+  importInput,
+  inspected,
+  jobCompleted,
+  jobCreated,
+  mappingsApplied,
+  rowsPlanned,
+  uploaded,
+} from './import-fixtures.js';
 
 export type Step = keyof AllActivities;
 type Outcome = { returns: unknown } | { fails: FailureSpec };
@@ -30,6 +38,7 @@ export function scriptedActivities(script: Partial<Record<Step, Outcome[]>>) {
   const calls: { step: Step; input: unknown; taskQueue: string }[] = [];
   const defaults: Record<Step, unknown> = {
     inspectSource: inspected,
+    planRows: rowsPlanned,
     applyFieldMappings: mappingsApplied,
     createImportJob: jobCreated,
     uploadData: uploaded,
@@ -84,7 +93,7 @@ export class WorkflowHarness {
 
   /** Runs `body` with a workflow worker, an upload worker and a completion-poll worker, all serving `activities`. */
   async withWorkers<T>(
-    activities: Pick<AllActivities, 'uploadData' | 'awaitJobCompletion'>,
+    activities: Pick<AllActivities, 'uploadData' | 'planRows' | 'awaitJobCompletion'>,
     body: (taskQueue: string) => Promise<T>,
   ): Promise<T> {
     const taskQueue = this.nextTaskQueue();
@@ -92,7 +101,7 @@ export class WorkflowHarness {
     const uploads = await Worker.create({
       connection: this.env.nativeConnection,
       taskQueue: uploadTaskQueue(taskQueue),
-      activities: { uploadData: activities.uploadData },
+      activities: { uploadData: activities.uploadData, planRows: activities.planRows },
     });
     const polls = await Worker.create({
       connection: this.env.nativeConnection,

@@ -30,6 +30,7 @@ import type {
   AwaitJobCompletionInput,
   CreateImportJobInput,
   InspectSourceInput,
+  PlanRowsInput,
   UploadDataInput,
 } from '../../workflows/contracts/activities.js';
 import type { AllActivities } from '../../workflows/contracts/all-activities.js';
@@ -42,7 +43,7 @@ import { DEMO_TOKENS, startSimulator } from '../simulator/server.js';
 import { InMemoryJobRecordGate } from '../support/in-memory-job-record-gate.js';
 import { createEnvironment, createTimeSkippingEnvironment } from '../support/temporal-server.js';
 import { bundleWorkflows } from '../support/workflow-bundle.js';
-import { budgetExhausted, importInput, inspected, jobCreated, uploaded } from './import-fixtures.js';
+import { budgetExhausted, importInput, inspected, jobCreated, rowsPlanned, uploaded } from './import-fixtures.js';
 import {
   failure,
   progressWhen,
@@ -108,6 +109,7 @@ describe('importFile on the dev server', () => {
     const { result, taskQueue } = outcome;
     expect(scripted.calls.map((c) => c.step)).toEqual([
       'inspectSource',
+      'planRows',
       'applyFieldMappings',
       'createImportJob',
       'uploadData',
@@ -122,6 +124,8 @@ describe('importFile on the dev server', () => {
     });
     const upload = scripted.callsOf('uploadData')[0];
     expect(upload?.taskQueue).toBe(uploadTaskQueue(taskQueue));
+    // The row check reads the whole file: it runs where the uploads run.
+    expect(scripted.callsOf('planRows')[0]?.taskQueue).toBe(uploadTaskQueue(taskQueue));
     expect(scripted.callsOf('awaitJobCompletion')[0]?.taskQueue).toBe(pollTaskQueue(taskQueue));
     expect(upload?.input).toMatchObject({ listAction: 'noop', etag: inspected.etag, tenant: 'acme' });
     expect(result).toMatchObject({
@@ -142,6 +146,7 @@ describe('importFile on the dev server', () => {
     if (!('result' in outcome)) throw outcome.err;
     expect(scripted.calls.map((c) => c.step)).toEqual([
       'inspectSource',
+      'planRows',
       'createImportJob',
       'uploadData',
       'awaitJobCompletion',
@@ -259,8 +264,13 @@ describe('importFile on the dev server', () => {
 
   it('with await-retry after the file changed, the retry inspects the new file and uploads it pinned to its ETag', async () => {
     const changed = { ...inspected, etag: '"fedcba9876543210"', sizeBytes: 2_097_152 };
+    const changedPlan = {
+      ...rowsPlanned,
+      plan: { ...rowsPlanned.plan, parts: [{ ...rowsPlanned.plan.parts[0]!, bytes: changed.sizeBytes }] },
+    };
     const { activities, callsOf } = scriptedActivities({
       inspectSource: [{ returns: inspected }, { returns: changed }],
+      planRows: [{ returns: rowsPlanned }, { returns: changedPlan }],
       uploadData: [{ fails: failure('SourceChanged', 'the object changed since it was inspected') }],
     });
     const result = await ctx.harness.withWorkers(activities, async (taskQueue) => {
@@ -276,6 +286,8 @@ describe('importFile on the dev server', () => {
       importInput.source.key,
     ]);
     expect(callsOf('uploadData').map((c) => (c.input as UploadDataInput).etag)).toEqual([inspected.etag, changed.etag]);
+    // The new file's rows are checked again, against its own ETag, before it is sent.
+    expect(callsOf('planRows').map((c) => (c.input as PlanRowsInput).etag)).toEqual([inspected.etag, changed.etag]);
     // The replaced file is another object version: a job of its own, under its own record; the old one let go.
     const creates = callsOf('createImportJob').map((c) => c.input as CreateImportJobInput);
     expect(creates.map((c) => c.objectVersion?.etag)).toEqual([inspected.etag, changed.etag]);

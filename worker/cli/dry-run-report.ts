@@ -11,6 +11,7 @@ import type {
   DryRunJob,
   DryRunProblem,
   ObjectDryRun,
+  RowSample,
 } from '../../workflows/contracts/dry-run.js';
 import type { ApiCallCounts } from '../../workflows/contracts/endpoints.js';
 import type { JobRecordStatus } from '../../workflows/contracts/job-record.js';
@@ -73,6 +74,8 @@ function objectLines(o: ObjectDryRun, indent: string, options: { feed?: boolean 
       ? `${o.object.header.length} columns`
       : `header ${o.object.header.map((h) => JSON.stringify(h)).join(', ')}`;
     add('object', `ETag ${o.object.etag}, ${formatBytes(o.object.sizeBytes)}, ${header}`);
+    if (o.object.dialect) add('format', o.object.dialect);
+    if (o.object.rowSample) add('rows', rowSampleText(o.object.rowSample));
   }
   if (o.workflowId) add('workflow', `${o.workflowId} (${o.importState ?? 'unknown'})`);
   if (o.fieldMappings && !options.feed) add('mappings', mappingText(o.fieldMappings));
@@ -85,6 +88,16 @@ function objectLines(o: ObjectDryRun, indent: string, options: { feed?: boolean 
   for (const w of o.warnings) add('warning', w);
   for (const p of o.problems) lines.push(`${indent}${problemLine(p)}`);
   return lines;
+}
+
+/** What the row check found, saying whether it read the whole file or a sample of it. */
+function rowSampleText(sample: RowSample): string {
+  const scope = sample.wholeFile
+    ? `the whole file (${sample.read} rows)`
+    : `a sample: the first ${sample.read} rows (${formatBytes(sample.bytes)}); the import checks every row`;
+  const refused = sample.rejected === 0 ? 'none would be refused' : `${sample.rejected} would be refused`;
+  const examples = sample.examples.map((e) => `row ${e.row}: ${e.reason}`).join('; ');
+  return `checked ${scope}: ${refused}${examples ? ` (${examples})` : ''}`;
 }
 
 const RECORD_STATUS_TEXT: Record<JobRecordStatus, string> = {

@@ -6,7 +6,7 @@
 import type { WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { UploadProgress } from '../../workflows/contracts/activities.js';
-import type { ImportProgress } from '../../workflows/contracts/import-workflow.js';
+import type { ImportProgress, RowCounts } from '../../workflows/contracts/import-workflow.js';
 import { progressQuery } from '../../workflows/contracts/messages.js';
 import { guardBandAt, guardBandText } from './guard-band.js';
 
@@ -101,4 +101,11 @@ export class RateMeter {
     if (!first || atMs <= first.atMs) return 0;
     return Math.max(0, (bytes - first.bytes) / ((atMs - first.atMs) / 1000));
   }
+}
+
+/** The row check's counts, e.g. `rows 4 read, 3 sent, 1 rejected (report s3://b/k.rejects.csv), gzip, utf-8, ",", LF`. */
+export function describeRows(rows: RowCounts): string {
+  const report = rows.rejectsReport ? ` (report ${rows.rejectsReport})` : '';
+  const body = rows.body === 'original' ? 'sent byte for byte' : 'rewritten as UTF-8 comma CSV';
+  return `rows ${rows.read} read, ${rows.sent} sent, ${rows.rejected} rejected${report}; ${rows.dialect}, ${body}`;
 }

@@ -7,7 +7,13 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
-import { ENTITY_TYPES, LIST_ACTIONS, ON_FAILURE_MODES } from '../../workflows/contracts/import-input.js';
+import {
+  CSV_ENCODINGS,
+  ENTITY_TYPES,
+  LIST_ACTIONS,
+  ON_FAILURE_MODES,
+  ON_REJECTED_ROWS,
+} from '../../workflows/contracts/import-input.js';
 import { abandonSignal, retrySignal } from '../../workflows/contracts/messages.js';
 import { EXIT } from '../shared/exit-codes.js';
 import { packageVersion } from '../shared/version.js';
@@ -69,6 +75,23 @@ function buildProgram(ctx: CliContext): Command {
         '--on-failure <mode>',
         'fail, or await-retry: wait for "retry"/"abandon" after a fixable failure',
       ).choices([...ON_FAILURE_MODES]),
+    )
+    .addOption(
+      new Option(
+        '--on-rejected-rows <mode>',
+        'rows the service would refuse: skip sends the rest, fail fails before any job (default: fail); both write a rejects report',
+      ).choices([...ON_REJECTED_ROWS]),
+    )
+    .option('--delimiter <d>', "the file's delimiter: , ; | or tab (default: read from the header row)")
+    .addOption(
+      new Option(
+        '--encoding <enc>',
+        "the file's encoding (default utf-8; UTF-16 is read from its byte order mark)",
+      ).choices([...CSV_ENCODINGS]),
+    )
+    .option(
+      '--rejects-prefix <prefix>',
+      'where the rejects report goes: s3://bucket/prefix/ or a key prefix (default: beside the file)',
     )
     .option('--input <file>', 'JSON file holding the whole importFile input, instead of the flags above')
     .option(

@@ -19,7 +19,7 @@ import type { importFile } from '../../workflows/import-file.js';
 import { CliError, Interrupted } from './cli-error.js';
 import { workflowUiLink } from './connect.js';
 import { type CliContext, withClient } from './context.js';
-import { formatBytes } from './import-progress.js';
+import { describeRows, formatBytes } from './import-progress.js';
 import { serverFailureLine } from './server-errors.js';
 import { destructiveListActionWarning, importInputFromFlags, type StartFlags } from './start-input.js';
 import { type VersionImport, versionImportOf } from './version-import.js';
@@ -72,6 +72,7 @@ export async function startCommand(options: StartOptions, ctx: CliContext): Prom
     });
     if (!outcome.ok) throw new CliError(`import failed: ${outcome.reason}`);
     ctx.print(describeResult(outcome.result));
+    if (outcome.result.rows) ctx.print(describeRows(outcome.result.rows));
   });
 }
 

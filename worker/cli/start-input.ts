@@ -30,6 +30,10 @@ export interface StartFlags {
   mappingsFile?: string;
   tenant?: string;
   onFailure?: string;
+  onRejectedRows?: string;
+  delimiter?: string;
+  encoding?: string;
+  rejectsPrefix?: string;
   workflowId?: string;
 }
 
@@ -44,6 +48,10 @@ const INPUT_FLAGS = {
   mappingsFile: '--mappings-file',
   tenant: '--tenant',
   onFailure: '--on-failure',
+  onRejectedRows: '--on-rejected-rows',
+  delimiter: '--delimiter',
+  encoding: '--encoding',
+  rejectsPrefix: '--rejects-prefix',
 } as const satisfies Partial<Record<keyof StartFlags, string>>;
 
 /** Which flag sets each input field, to name it in a problem. */
@@ -57,6 +65,7 @@ const FLAG_OF_FIELD: Record<string, string> = {
   fieldMappings: '--mappings-file',
   tenant: '--tenant',
   onFailure: '--on-failure',
+  rows: '--on-rejected-rows/--delimiter/--encoding/--rejects-prefix',
 };
 
 type ReadText = (path: string) => string;
@@ -99,7 +108,19 @@ function fromFlags(flags: StartFlags, mappings: JsonFile | undefined): Record<st
   if (mappings !== undefined) input.fieldMappings = mappings.data;
   if (flags.tenant !== undefined) input.tenant = flags.tenant;
   if (flags.onFailure !== undefined) input.onFailure = flags.onFailure;
+  const rows = rowOptionsFromFlags(flags);
+  if (Object.keys(rows).length > 0) input.rows = rows;
   return input;
+}
+
+/** `tab` stands for the tab character, which is awkward to type in a shell. */
+function rowOptionsFromFlags(flags: StartFlags): Record<string, string> {
+  const rows: Record<string, string> = {};
+  if (flags.onRejectedRows !== undefined) rows.onRejectedRows = flags.onRejectedRows;
+  if (flags.delimiter !== undefined) rows.delimiter = flags.delimiter === 'tab' ? '\t' : flags.delimiter;
+  if (flags.encoding !== undefined) rows.encoding = flags.encoding;
+  if (flags.rejectsPrefix !== undefined) rows.rejectsPrefix = flags.rejectsPrefix;
+  return rows;
 }
 
 /** JSON numbers above 2^53 arrive rounded: the id would silently name another source. Quotes the file's own digits. */

@@ -9,7 +9,7 @@ import { CliError } from './cli-error.js';
 import { workflowUiLink } from './connect.js';
 import { type CliContext, withClient } from './context.js';
 import { guardBandAt, guardBandText } from './guard-band.js';
-import { formatBytes, waitingNote } from './import-progress.js';
+import { describeRows, formatBytes, waitingNote } from './import-progress.js';
 import { describeNightlyResult } from './nightly-result.js';
 import { describeResult } from './start-command.js';
 import {
@@ -58,6 +58,7 @@ function detailLines(report: StatusReport, nowMs: number): [string, string][] {
       if (details.freshness) lines.push(['freshness', details.freshness]);
       if (upload) lines.push(['uploaded', `${formatBytes(upload.bytesSent)} of ${formatBytes(upload.totalBytes)}`]);
       else if (progress.totalBytes !== undefined) lines.push(['size', formatBytes(progress.totalBytes)]);
+      if (progress.rows) lines.push(['rows', describeRows(progress.rows)]);
       const note = waitingNote(progress, report.workflowId, nowMs);
       if (note) lines.push(['waiting', note]);
       for (const r of details.retrying) {
@@ -119,6 +120,11 @@ function endLines(report: StatusReport): [string, string][] {
     const [tally, ...failures] = describeNightlyResult(report.result, 'completed');
     return [['result', tally ?? ''], ...failures.map((f): [string, string] => ['failed', f])];
   }
-  if (isImportResult(report.type, report.result)) return [['result', describeResult(report.result)]];
+  if (isImportResult(report.type, report.result)) {
+    const { rows } = report.result;
+    // The progress query shows the rows while a worker answers; the result keeps them after.
+    const rowsLine: [string, string][] = rows && !report.details ? [['rows', describeRows(rows)]] : [];
+    return [['result', describeResult(report.result)], ...rowsLine];
+  }
   return report.result === undefined ? [] : [['result', JSON.stringify(report.result)]];
 }

@@ -66,6 +66,8 @@ const feedSchema = z
     listAction: z.unknown().optional(),
     fieldMappings: z.unknown().optional(),
     tenant: z.unknown().optional(),
+    // How the feed's files are read and what happens to refused rows: { onRejectedRows, delimiter, encoding, rejectsPrefix }.
+    rows: z.unknown().optional(),
   })
   .strict();
 

@@ -2,8 +2,9 @@
  * Runs the three workers of one process on a shared connection:
  * - the main task queue: every workflow and the short activities (status,
  *   create job, mappings, budget reads), many at once;
- * - the uploads task queue: only uploadData, a few at once, because each
- *   moves gigabytes through this process;
+ * - the uploads task queue: only uploadData and planRows (the row check's
+ *   whole-file pass), a few at once, because each moves gigabytes through
+ *   this process;
  * - the polls task queue: only awaitJobCompletion, which holds a slot for as
  *   long as a job runs (hours), so it must not take the short activities' slots.
  * With a Worker Deployment configured, all three poll as its version, so a
@@ -38,7 +39,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
   const { config, connection, client, metrics, signal } = options;
   const deps = options.deps ?? createActivityDeps(config, client, metrics);
   // awaitJobCompletion stays on the main queue too, for polls scheduled there before polls had their own.
-  const { uploadData, ...shortActivities } = createActivities(deps);
+  const { uploadData, planRows, ...shortActivities } = createActivities(deps);
   const { awaitJobCompletion } = shortActivities;
   const common = {
     connection,
@@ -57,7 +58,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
   const uploads = await Worker.create({
     ...common,
     taskQueue: uploadTaskQueue(config.temporal.taskQueue),
-    activities: { uploadData },
+    activities: { uploadData, planRows },
     maxConcurrentActivityTaskExecutions: config.worker.maxConcurrentUploads,
   });
   const polls = await Worker.create({

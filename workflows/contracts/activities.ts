@@ -3,8 +3,19 @@
  * decide) and activities (which act). Types only, so workflow code can import
  * them without pulling any I/O into the sandbox. Nothing here carries a secret.
  */
+// Types only (erased): the row stage's dialect and plan are plain data that cross activity results.
+import type { Dialect, RowPlan } from '../../activities/rows/index.js';
 import type { ApiCallCounts } from './endpoints.js';
-import type { EntityType, FieldMapping, FieldMappingSet, ListAction } from './import-input.js';
+import type {
+  CsvDelimiter,
+  CsvEncoding,
+  EntityType,
+  FieldMapping,
+  FieldMappingSet,
+  ListAction,
+  OnRejectedRowsMode,
+} from './import-input.js';
+import type { RowCounts } from './import-workflow.js';
 import type { ObjectVersion } from './object-version.js';
 
 /**
@@ -26,6 +37,10 @@ export interface InspectSourceInput extends BudgetScope {
   importSource?: string;
   /** For Activity: decides the fields the file needs. */
   activityTypeId?: number;
+  /** The import's delimiter; without one it is read from the header row. */
+  delimiter?: CsvDelimiter;
+  /** The import's declared encoding; without one UTF-8, or UTF-16 by its byte order mark. */
+  encoding?: CsvEncoding;
 }
 
 export interface InspectSourceResult {
@@ -33,6 +48,8 @@ export interface InspectSourceResult {
   etag: string;
   versionId?: string;
   contentType?: string;
+  /** How the file is written (compression, encoding, delimiter, line end): every later pass reads it so. */
+  dialect: Dialect;
   header: string[];
   /** Header columns no mapping covers, and similar non-fatal findings. */
   warnings: string[];
@@ -82,14 +99,40 @@ export interface CreateImportJobResult {
   apiCalls: ApiCallCounts;
 }
 
+export interface PlanRowsInput extends BudgetScope {
+  bucket: string;
+  key: string;
+  /** The version inspected: the read is pinned to it, and the rejects report is named after it. */
+  etag: string;
+  dialect: Dialect;
+  entityType: EntityType;
+  fieldMappings?: FieldMappingSet;
+  onRejectedRows: OnRejectedRowsMode;
+  /** `s3://bucket/prefix/` or a key prefix in the source's bucket; default beside the file. */
+  rejectsPrefix?: string;
+}
+
+export interface PlanRowsResult {
+  /** The durable plan every attempt at the upload regenerates the same body from. */
+  plan: RowPlan;
+  /** The plan as the result and `status` show it, with the rejects report's location. */
+  rows: RowCounts;
+}
+
 export interface UploadDataInput extends BudgetScope {
   jobId: string;
   bucket: string;
   key: string;
   /** The ETag seen at preflight: the read is pinned to it (If-Match). */
   etag: string;
+  /** The body's size: the object's, or the planned canonical body's. */
   sizeBytes: number;
   listAction: ListAction;
+  /**
+   * The plan of a body the row stage regenerates (canonical CSV); absent when
+   * the object is sent byte for byte.
+   */
+  rowPlan?: RowPlan;
 }
 
 export interface UploadDataResult {
@@ -212,6 +255,7 @@ export interface ListFeedObjectsResult {
  */
 export interface ImportActivities {
   inspectSource(input: InspectSourceInput): Promise<InspectSourceResult>;
+  planRows(input: PlanRowsInput): Promise<PlanRowsResult>;
   applyFieldMappings(input: ApplyFieldMappingsInput): Promise<ApplyFieldMappingsResult>;
   createImportJob(input: CreateImportJobInput): Promise<CreateImportJobResult>;
   /** Runs on `uploadTaskQueue(taskQueue)`: a worker with its own, lower concurrency. */

@@ -108,7 +108,14 @@ export interface ObjectDryRun {
   workflowId?: string;
   /** What Temporal holds for that id: absent, running, completed, ended-otherwise. */
   importState?: string;
-  object?: { etag: string; sizeBytes: number; header: string[] };
+  object?: {
+    etag: string;
+    sizeBytes: number;
+    header: string[];
+    /** How the file is written, e.g. `gzip, windows-1252, ";", CRLF`. */
+    dialect?: string;
+    rowSample?: RowSample;
+  };
   fieldMappings?: MappingDiff;
   job?: DryRunJob;
   budget: BudgetCheck[];
@@ -178,6 +185,22 @@ export interface PreflightFacts {
   etag: string;
   header: string[];
   warnings: string[];
+  /** How the file is written, e.g. `gzip, windows-1252, ";", CRLF`. */
+  dialect: string;
+  /** The row check on the file's first rows: the dry run never reads a whole file. */
+  rowSample: RowSample;
+}
+
+/** The rows of a sample of the file the service would refuse. */
+export interface RowSample {
+  /** The (decompressed) bytes the sample covered. */
+  bytes: number;
+  /** True when the sample is the whole file, so the counts are the file's. */
+  wholeFile: boolean;
+  read: number;
+  rejected: number;
+  /** The first refused rows, each with its row number (the header is row 1) and reason. */
+  examples: { row: number; reason: string }[];
 }
 
 /** The read-only activities only the dry run calls; `createActivities(deps)` registers them. */

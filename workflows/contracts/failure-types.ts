@@ -22,6 +22,10 @@ const PipelineFailure = {
   FileTooLarge: 'FileTooLarge',
   EmptyFile: 'EmptyFile',
   InvalidCsvHeader: 'InvalidCsvHeader',
+  /** The file cannot be read as CSV at all: its encoding, its compression, a row beyond the bound. */
+  UnreadableFile: 'UnreadableFile',
+  /** Rows the service would refuse, under `onRejectedRows: 'fail'`: nothing was created. */
+  RowsRejected: 'RowsRejected',
   MappingMismatch: 'MappingMismatch',
   MappingNotApplied: 'MappingNotApplied',
   /**
@@ -97,6 +101,8 @@ export const FAILURE_HANDLING = {
   FileTooLarge: 'operator',
   EmptyFile: 'operator',
   InvalidCsvHeader: 'operator',
+  UnreadableFile: 'operator',
+  RowsRejected: 'operator',
   MappingMismatch: 'operator',
   MappingNotApplied: 'operator',
   MappingConflict: 'operator',

@@ -34,6 +34,35 @@ export const MAPPING_OBJECT_TYPE_OF_ENTITY: Readonly<Partial<Record<EntityType, 
 export const MAPPING_DATA_TYPES = ['string', 'number', 'boolean', 'date'] as const;
 
 export const ON_FAILURE_MODES = ['fail', 'await-retry'] as const;
+
+/**
+ * What an import does with the rows the service would refuse: `skip` sends
+ * the rest, `fail` fails before any job is created. Either way the rows land
+ * in the rejects report.
+ */
+export const ON_REJECTED_ROWS = ['skip', 'fail'] as const;
+export type OnRejectedRowsMode = (typeof ON_REJECTED_ROWS)[number];
+/** Nothing is dropped unless the operator says so. */
+export const DEFAULT_ON_REJECTED_ROWS: OnRejectedRowsMode = 'fail';
+
+/** The delimiters a file may use; without one in the input it is read from the header row. */
+export const CSV_DELIMITERS = [',', ';', '\t', '|'] as const;
+export type CsvDelimiter = (typeof CSV_DELIMITERS)[number];
+/** The encodings an import may declare (a UTF-16 file says so with its byte order mark). */
+export const CSV_ENCODINGS = ['utf-8', 'windows-1252', 'latin1'] as const;
+export type CsvEncoding = (typeof CSV_ENCODINGS)[number];
+
+/** How the file's rows are read and what happens to the ones the service would refuse. */
+export interface RowOptions {
+  onRejectedRows?: OnRejectedRowsMode;
+  delimiter?: CsvDelimiter;
+  encoding?: CsvEncoding;
+  /**
+   * Where the rejects report goes: `s3://bucket/prefix/` or a key prefix in
+   * the source's bucket. Default: beside the file.
+   */
+  rejectsPrefix?: string;
+}
 export type OnFailureMode = (typeof ON_FAILURE_MODES)[number];
 
 export interface FieldMapping {
@@ -71,6 +100,8 @@ export interface ImportFileInput {
   awaitRetryTimeoutMs?: number;
   /** Overall limit on waiting for the job to finish; default 24 hours. */
   jobTimeoutMs?: number;
+  /** How the rows are read, and what happens to the ones the service would refuse. */
+  rows?: RowOptions;
 }
 
 export const TENANT_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
@@ -215,6 +246,32 @@ export function importInputProblems(input: unknown): string[] {
   }
   if (input.jobTimeoutMs !== undefined && !positiveMs(input.jobTimeoutMs)) {
     problems.push('jobTimeoutMs must be a positive whole number of milliseconds');
+  }
+  if (input.rows !== undefined) problems.push(...rowOptionProblems(input.rows));
+  return problems;
+}
+
+/** Problems with the row options, each naming the field and what is expected. */
+export function rowOptionProblems(rows: unknown, at = 'rows'): string[] {
+  if (!isObject(rows)) return [`${at} must be an object { onRejectedRows, delimiter, encoding, rejectsPrefix }`];
+  const problems: string[] = [];
+  if (rows.onRejectedRows !== undefined && !oneOf(ON_REJECTED_ROWS, rows.onRejectedRows)) {
+    problems.push(
+      `${at}.onRejectedRows must be one of ${ON_REJECTED_ROWS.join(', ')}, got ${JSON.stringify(rows.onRejectedRows)}`,
+    );
+  }
+  if (rows.delimiter !== undefined && !oneOf(CSV_DELIMITERS, rows.delimiter)) {
+    problems.push(
+      `${at}.delimiter must be one of ${CSV_DELIMITERS.map((d) => JSON.stringify(d)).join(', ')}, got ${JSON.stringify(rows.delimiter)}`,
+    );
+  }
+  if (rows.encoding !== undefined && !oneOf(CSV_ENCODINGS, rows.encoding)) {
+    problems.push(
+      `${at}.encoding must be one of ${CSV_ENCODINGS.join(', ')} (UTF-16 is read from its byte order mark), got ${JSON.stringify(rows.encoding)}`,
+    );
+  }
+  if (rows.rejectsPrefix !== undefined && typeof rows.rejectsPrefix !== 'string') {
+    problems.push(`${at}.rejectsPrefix must be a string: s3://bucket/prefix/ or a key prefix in the source's bucket`);
   }
   return problems;
 }

@@ -12,6 +12,7 @@ export const DEFAULT_AWAIT_RETRY_TIMEOUT_MS = 7 * 24 * 60 * 60 * 1000;
 export type ImportPhase =
   | 'validating'
   | 'inspecting'
+  | 'checking-rows'
   | 'applying-mappings'
   | 'creating-job'
   | 'uploading'
@@ -22,6 +23,7 @@ export type ImportPhase =
 /** The steps the workflow runs, named as their activities are. */
 export type ImportStep =
   | 'inspectSource'
+  | 'planRows'
   | 'applyFieldMappings'
   | 'createImportJob'
   | 'uploadData'
@@ -50,6 +52,8 @@ export interface ImportProgress {
   jobId?: string;
   jobState?: string;
   totalBytes?: number;
+  /** The rows as the row check counted them, once it has run. */
+  rows?: RowCounts;
   /** Set while a daily budget is spent: the ISO instant the workflow resumes. */
   waitingForBudgetUntil?: string;
   /** Set while the workflow waits for a `retry` or `abandon` signal. */
@@ -57,9 +61,23 @@ export interface ImportProgress {
   lastError?: { step: ImportStep; type: string; message: string };
 }
 
+/** What the row check found: how the file is written, and its rows read, sent and refused. */
+export interface RowCounts {
+  /** e.g. `gzip, windows-1252, ";", CRLF`. */
+  dialect: string;
+  /** `original`: the object went byte for byte; `canonical`: it was rewritten as UTF-8 comma CSV. */
+  body: 'original' | 'canonical';
+  read: number;
+  sent: number;
+  rejected: number;
+  /** `s3://bucket/key` of the rejects report, when a row was refused. */
+  rejectsReport?: string;
+}
+
 /** Seconds spent in each step (workflow time, so budget waits are counted apart). */
 interface ImportStepSeconds {
   inspect: number;
+  checkRows: number;
   mappings: number;
   createJob: number;
   upload: number;
@@ -74,6 +92,7 @@ export interface ImportFileResult {
   bytes: number;
   etag: string;
   seconds: ImportStepSeconds;
+  rows: RowCounts;
   apiCalls: ApiCallCounts;
   /** True when the job already existed (a lost create response or a reset). */
   jobReused: boolean;

@@ -5,7 +5,7 @@
  * workflow sandbox, the activities, the schedules command and the tests alike.
  */
 import type { BudgetedEndpoint } from './endpoints.js';
-import type { EntityType, FieldMappingSet, ListAction } from './import-input.js';
+import type { EntityType, FieldMappingSet, ListAction, RowOptions } from './import-input.js';
 import { fnv1a64 } from './job-key.js';
 import { normaliseEtag } from './object-version.js';
 
@@ -26,6 +26,8 @@ export interface NightlyFeed {
   activityTypeId?: number;
   listAction: ListAction;
   fieldMappings?: FieldMappingSet;
+  /** How the feed's files are read, and what happens to the rows the service would refuse. */
+  rows?: RowOptions;
   maxConcurrentImports: number;
   /** Resolved when the schedule is applied (the feed's own, else the worker's default). */
   tenant: string;

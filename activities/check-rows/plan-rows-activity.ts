@@ -1,0 +1,121 @@
+/**
+ * The planRows activity: reads the whole (pinned) object once before any job
+ * exists, through the row stage. Rows the service would refuse are written to
+ * the rejects report in S3, once per object version and settings (a retry
+ * finds it there and leaves it); the plan it returns is recorded by the
+ * workflow, and every upload attempt regenerates exactly the same body from it.
+ *
+ * It decides before anything is created: under `onRejectedRows: 'fail'` a
+ * refused row fails the import (RowsRejected); a file with nothing left to
+ * send is refused (EmptyFile); a body over the part limit is refused
+ * (FileTooLarge: splitting a file into several jobs is not built yet).
+ */
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Context, log } from '@temporalio/activity';
+import type { PlanRowsInput, PlanRowsResult } from '../../workflows/contracts/activities.js';
+import type { RowCounts } from '../../workflows/contracts/import-workflow.js';
+import { failure } from '../failures.js';
+import { HEARTBEAT_PULSE_MS, withHeartbeatPulse } from '../heartbeat-pulse.js';
+import { describeDialect, planRows, planVerdict, type RowPlan, RowStageError } from '../rows/index.js';
+import { SourceObjectChanged, SourceObjectMissing, s3Url } from '../s3/errors.js';
+import type { S3Source } from '../s3/source.js';
+import { type ReportLocation, rejectsReportLocation } from './rejects-location.js';
+
+export interface PlanRowsDeps {
+  s3: S3Source;
+  /** The most bytes one job's body may hold (IMPORT_MAX_FILE_BYTES). */
+  maxPartBytes: number;
+}
+
+export function makePlanRows(deps: PlanRowsDeps) {
+  return async function planRowsActivity(input: PlanRowsInput): Promise<PlanRowsResult> {
+    const ctx = Context.current();
+    const where = s3Url(input.bucket, input.key);
+    const report = rejectsReportLocation({
+      ...input,
+      settings: { dialect: input.dialect, entityType: input.entityType, mappings: input.fieldMappings },
+    });
+    const written = await deps.s3.exists(report.bucket, report.key, ctx.cancellationSignal);
+    const dir = await mkdtemp(join(tmpdir(), 'rejects-'));
+    try {
+      const reportPath = join(dir, 'rejects.csv');
+      const plan = await withHeartbeatPulse(
+        () => ctx.heartbeat(),
+        HEARTBEAT_PULSE_MS,
+        () => readPlan(deps, input, written ? undefined : reportPath),
+      );
+      if (plan.rowsRejected > 0 && !written) {
+        const { size } = await stat(reportPath);
+        await deps.s3.putFile(report.bucket, report.key, reportPath, size, 'text/csv; charset=utf-8');
+      }
+      const rows = rowCounts(plan, plan.rowsRejected > 0 ? report : undefined);
+      log.info('Rows checked', { source: where, ...rows });
+      decide(where, input, plan, rows, deps.maxPartBytes);
+      return { plan, rows };
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  };
+}
+
+async function readPlan(deps: PlanRowsDeps, input: PlanRowsInput, reportPath: string | undefined): Promise<RowPlan> {
+  const signal = Context.current().cancellationSignal;
+  try {
+    const source = await deps.s3.read(input.bucket, input.key, { etag: input.etag, signal });
+    return await planRows(source, {
+      dialect: input.dialect,
+      checks: { entityType: input.entityType, fieldMappings: input.fieldMappings },
+      maxPartBytes: deps.maxPartBytes,
+      rejects: reportPath === undefined ? undefined : createWriteStream(reportPath),
+    });
+  } catch (err) {
+    if (signal.aborted) throw signal.reason;
+    throw readFailure(s3Url(input.bucket, input.key), err);
+  }
+}
+
+function rowCounts(plan: RowPlan, report: ReportLocation | undefined): RowCounts {
+  return {
+    dialect: describeDialect(plan.dialect),
+    body: plan.body,
+    read: plan.rowsRead,
+    sent: plan.rowsSent,
+    rejected: plan.rowsRejected,
+    ...(report ? { rejectsReport: s3Url(report.bucket, report.key) } : {}),
+  };
+}
+
+/** Send, or fail before any job: the operator's choice on refused rows, an empty body, the part limit. */
+function decide(where: string, input: PlanRowsInput, plan: RowPlan, rows: RowCounts, maxPartBytes: number): void {
+  const verdict = planVerdict(plan, input.onRejectedRows);
+  const report = rows.rejectsReport ? `; the rejects report is ${rows.rejectsReport}` : '';
+  if (verdict.outcome === 'refused') {
+    throw failure('RowsRejected', `${where}: ${verdict.message}${report}; no job was created`, rows);
+  }
+  if (verdict.outcome === 'nothing-to-send') {
+    throw failure('EmptyFile', `${where}: ${verdict.message}${report}; no job was created`, rows);
+  }
+  if (plan.parts.length > 1) {
+    throw failure(
+      'FileTooLarge',
+      `${where}: its ${plan.rowsSent} rows make more than ${maxPartBytes} bytes of CSV, the most one job takes ` +
+        '(IMPORT_MAX_FILE_BYTES; the service accepts at most 5 GB per file); split the file, since the worker does ' +
+        'not yet split one file into several jobs',
+      { limitBytes: maxPartBytes, parts: plan.parts.length },
+    );
+  }
+}
+
+function readFailure(where: string, err: unknown): unknown {
+  if (err instanceof RowStageError) {
+    return failure('UnreadableFile', `${where}: ${err.message}`, { code: err.code });
+  }
+  if (err instanceof SourceObjectChanged) return failure('SourceChanged', `${err.message}; inspect the file again`);
+  if (err instanceof SourceObjectMissing) {
+    return failure('SourceChanged', `${err.message}: it was removed after it was inspected`);
+  }
+  return err;
+}
