@@ -6,6 +6,7 @@
  * of what operators type in the Temporal UI: never change them.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { ClaimSweepRequest, PublishSweepRequest, SweepBoardView, SweepLease } from './sweep-board.js';
 import type {
   ClearExhaustedSignal,
   DailyLimitAnswer,
@@ -87,3 +88,8 @@ export const noteJobStateUpdate = defineUpdate<JobRecordView, [NoteJobStateReque
 export const supersedeUpdate = defineUpdate<void, [SupersedeRequest]>('supersede');
 /** The record as its view: job, failed jobs, open intents. */
 export const jobRecordQuery = defineQuery<JobRecordView>('jobRecord');
+
+/** The sweep board (sweep-board.ts): claim a round, publish what it listed, read the latest sweeps. */
+export const claimSweepUpdate = defineUpdate<SweepLease, [ClaimSweepRequest]>('claimSweep');
+export const publishSweepUpdate = defineUpdate<number, [PublishSweepRequest]>('publishSweep');
+export const sweepBoardQuery = defineQuery<SweepBoardView>('sweepBoard');
