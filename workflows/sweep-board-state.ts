@@ -48,7 +48,8 @@ export function publishProblem(request: unknown): string | undefined {
   if (typeof r.startedAt !== 'string' || Number.isNaN(Date.parse(r.startedAt))) {
     return 'publishSweep: startedAt must be an ISO timestamp';
   }
-  if (typeof r.calls !== 'number' || !Number.isInteger(r.calls) || r.calls < 0) return 'publishSweep: calls must be a count';
+  if (typeof r.calls !== 'number' || !Number.isInteger(r.calls) || r.calls < 0)
+    return 'publishSweep: calls must be a count';
   if (r.listed !== undefined) {
     if (!Array.isArray(r.listed) || r.listed.some((id) => typeof id !== 'string')) {
       return 'publishSweep: listed must be an array of job ids';
@@ -69,6 +70,7 @@ export function publish(view: SweepBoardView, request: PublishSweepRequest): Swe
   if (newest && Date.parse(newest.startedAt) >= Date.parse(request.startedAt)) return { ...view, lease };
   const sweep: PublishedSweep = {
     seq: view.seq + 1,
+    holder: request.holder,
     startedAt: request.startedAt,
     calls: request.calls,
     ...(request.listed ? { listed: request.listed } : {}),

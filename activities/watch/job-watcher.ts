@@ -41,10 +41,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { LedgerUsage } from '../../workflows/contracts/budget.js';
+import type { SweepBoardView, SweepLease } from '../../workflows/contracts/sweep-board.js';
 import { budgetWaitOf } from '../../workflows/failure-classification.js';
 import type { BudgetGate } from '../budget/gate.js';
 import { knownJobState } from '../job-state.js';
-import type { SweepBoardView, SweepLease } from '../../workflows/contracts/sweep-board.js';
 import type { CallOptions, ImportJobList, ListJobsQuery } from '../service/types.js';
 import { ServiceCalls } from '../service-calls.js';
 import { DEFAULT_RESERVE, paceFromUsage, type ReserveSettings, readReserve } from './pace.js';

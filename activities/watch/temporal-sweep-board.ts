@@ -28,9 +28,7 @@ export class TemporalSweepBoard implements SweepBoard {
   private readonly claimPrefix = randomUUID();
   private claims = 0;
 
-  constructor(
-    private readonly options: { client: Client; taskQueue: string; tenant: string },
-  ) {
+  constructor(private readonly options: { client: Client; taskQueue: string; tenant: string }) {
     this.updates = new EntityUpdates(options.client, { patienceMs: 30_000 });
   }
 
@@ -62,11 +60,7 @@ export class TemporalSweepBoard implements SweepBoard {
     return this.send(publishSweepUpdate, updateId('publish', request.holder, request.startedAt), request);
   }
 
-  private send<Ret, Arg>(
-    update: UpdateDefinition<Ret, [Arg]>,
-    id: string,
-    arg: Arg,
-  ): Promise<Ret> {
+  private send<Ret, Arg>(update: UpdateDefinition<Ret, [Arg]>, id: string, arg: Arg): Promise<Ret> {
     const input: SweepBoardInput = { tenant: this.options.tenant, maxHistoryEvents: SWEEP_BOARD_MAX_HISTORY_EVENTS };
     return this.updates.execute({
       update,

@@ -6,7 +6,6 @@
  * of what operators type in the Temporal UI: never change them.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { ClaimSweepRequest, PublishSweepRequest, SweepBoardView, SweepLease } from './sweep-board.js';
 import type {
   ClearExhaustedSignal,
   DailyLimitAnswer,
@@ -37,6 +36,7 @@ import type {
   MappingLockHolder,
   ReleaseMappingLockSignal,
 } from './mapping-lock.js';
+import type { ClaimSweepRequest, PublishSweepRequest, SweepBoardView, SweepLease } from './sweep-board.js';
 
 // The budget ledger (budgetLedger, one per tenant).
 

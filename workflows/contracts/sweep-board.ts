@@ -19,6 +19,8 @@ export function sweepBoardWorkflowId(tenant: string): string {
 export interface PublishedSweep {
   /** The board's count of published sweeps, 1 for the first (carried across runs). */
   seq: number;
+  /** The process that made it (its pid first), for operators and tests. */
+  holder: string;
   /** ISO instant the sweep began, on the clock of the process that made it. */
   startedAt: string;
   /** Every job id listed; undefined when the service showed other states under the filter (it ignores it). */
