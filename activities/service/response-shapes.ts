@@ -61,14 +61,12 @@ export const shapes = {
   importJobList: {
     describes: 'a job list { data: [job] }',
     // totalCount is optional and unreliable (service-facts.md): a hint, checked by whoever reads it.
-    schema: z
-      .looseObject({ data: z.array(listEntry), totalCount: z.unknown().optional() })
-      .transform((list) => ({
-        data: list.data.filter((job) => job !== undefined),
-        ...(typeof list.totalCount === 'number' && Number.isInteger(list.totalCount) && list.totalCount >= 0
-          ? { totalCount: list.totalCount }
-          : {}),
-      })) as z.ZodType<ImportJobList>,
+    schema: z.looseObject({ data: z.array(listEntry), totalCount: z.unknown().optional() }).transform((list) => ({
+      data: list.data.filter((job) => job !== undefined),
+      ...(typeof list.totalCount === 'number' && Number.isInteger(list.totalCount) && list.totalCount >= 0
+        ? { totalCount: list.totalCount }
+        : {}),
+    })) as z.ZodType<ImportJobList>,
   },
   sources: {
     describes: 'a source list { data: [string] }',
