@@ -79,7 +79,8 @@ export async function budgetLedger(input: LedgerInput): Promise<never> {
   if (!ledger.seeded) {
     try {
       const spent = await countWindowSpend({ windowStart: ledger.windowStartIso(), createLimit: ledger.createLimit() });
-      if (spent.partial) log.warn("budget ledger read only part of the service's record of this window; it may count short");
+      if (spent.partial)
+        log.warn("budget ledger read only part of the service's record of this window; it may count short");
       ledger.seed(spent);
     } catch (err) {
       log.warn(`budget ledger could not read the service's record of this window; counting from zero: ${err}`);
