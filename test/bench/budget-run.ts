@@ -11,6 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { WorkflowIdReusePolicy } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
 import type { BudgetGate } from '../../activities/budget/gate.js';
 import { loadConfig } from '../../temporal.config.js';
 import { createActivityDeps } from '../../worker/process/dependencies.js';
@@ -108,7 +109,9 @@ export async function runScenario(stack: OperatorStack, spec: ScenarioSpec, task
   const latencies: number[] = [];
   const abort = new AbortController();
   const fleet = await Promise.all(
-    Array.from({ length: spec.workers ?? 1 }, async () => {
+    Array.from({ length: spec.workers ?? 1 }, async (_, i) => {
+      // A connection of its own per worker, as a process has: the SDK refuses two workers of one queue on one.
+      const connection = i === 0 ? env.nativeConnection : await NativeConnection.connect({ address: env.address });
       const deps = createActivityDeps(config, env.client);
       deps.budget = timedGate(deps.budget, latencies);
       deps.settings.timeCompression = spec.compression;
@@ -118,14 +121,15 @@ export async function runScenario(stack: OperatorStack, spec: ScenarioSpec, task
       });
       const worker = runWorker({
         config,
-        connection: env.nativeConnection,
+        connection,
         client: env.client,
         signal: abort.signal,
         deps,
         onReady: () => ready(),
       });
       await Promise.race([polling, worker]);
-      return worker;
+      // Wrapped: an async function returning the promise itself would wait for the worker to end.
+      return { worker: i === 0 ? worker : worker.finally(() => connection.close()) };
     }),
   );
 
@@ -163,7 +167,7 @@ export async function runScenario(stack: OperatorStack, spec: ScenarioSpec, task
   );
   const wallMs = performance.now() - started;
   abort.abort();
-  await Promise.all(fleet);
+  await Promise.all(fleet.map((f) => f.worker));
 
   const requests = sim.requests().slice(requestsBefore);
   const perImport: Measured['perImport'] = {};
