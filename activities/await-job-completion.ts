@@ -3,11 +3,13 @@
  * `failed` (in any case), or the overall limit passes (decided after a status
  * read, never before: a job may have finished during a long wait).
  *
- * With a watcher (production: createActivities gives one per process), the
- * activity waits to be told that its job left the service's `processing`
- * list, then makes ONE status read to confirm the final state: about one
- * status read per import however long the job takes, the list calls shared by
- * every job the process waits on (watch/job-watcher.ts). A job the list never
+ * With a watcher (production: createActivities gives one per process), a
+ * fresh wait first reads its job once, soon after the upload, when the status
+ * budget has room for it (a job that ends within seconds is done then). Then
+ * the activity waits to be told that its job left the service's `processing`
+ * list, and makes ONE status read to confirm the final state: at most two
+ * status reads per import however long the job takes, the list calls shared
+ * by every process of the tenant (watch/job-watcher.ts). A job the list never
  * shows (the service lists it late, or not at all, or ignores the filter) is
  * polled one by one instead, and the first such fallback is logged.
  *
@@ -40,7 +42,7 @@ import { knownJobState, unexpectedJobState } from './job-state.js';
 import type { CallOptions, ImportJob } from './service/types.js';
 import { ServiceCalls, type ServiceCallsDeps } from './service-calls.js';
 import type { JobWatcher, Watch, WatchOutcome } from './watch/job-watcher.js';
-import { paceFromUsage, readReserve } from './watch/pace.js';
+import { paceFromUsage, readReserve, statusReadToSpare } from './watch/pace.js';
 
 /** What this activity needs of the service client. */
 interface JobStatusService {
@@ -136,6 +138,8 @@ class JobWait {
 
   /** Told by the watcher, confirmed by one read; polls instead once the watcher cannot tell. */
   private async watchUntilEnd(watcher: JobWatcher): Promise<AwaitJobCompletionResult> {
+    const early = await this.earlyRead(watcher);
+    if (early) return early;
     for (let misses = 0; ; ) {
       const outcome = await this.watched(watcher);
       if (outcome?.kind === 'fallback') return this.fallBack(watcher, outcome.reason);
@@ -145,6 +149,23 @@ class JobWait {
       if (outcome && !outcome.seen) misses += 1;
       if (misses >= MAX_WATCH_MISSES) return this.fallBack(watcher, 'a job in progress was never listed as processing');
     }
+  }
+
+  /**
+   * A job that ends within seconds: one status read the schedule's first
+   * delay after its wait began, when the status reads left have room for it
+   * (watch/pace.ts statusReadToSpare), so a small import completes in
+   * seconds instead of waiting for sweeps to miss its job. Only on a fresh
+   * wait: a wait resumed after a read or a budget wait has a job long running.
+   */
+  private async earlyRead(watcher: JobWatcher): Promise<AwaitJobCompletionResult | undefined> {
+    if (this.progress.pollIndex > 0) return undefined;
+    const usage = await readUsage(this.deps.budget);
+    const now = (this.deps.now ?? Date.now)();
+    if (!usage || !statusReadToSpare(usage, watcher.waiting + 1, now, watcher.settings.reserve)) return undefined;
+    await this.sleepBeating(this.deps.poll.scheduleMs[0] ?? 0);
+    const step = await this.read();
+    return step.kind === 'done' ? step.result : undefined;
   }
 
   private fallBack(watcher: JobWatcher, reason: string): Promise<AwaitJobCompletionResult> {

@@ -24,6 +24,7 @@ import type { ServiceClient } from './service/client.js';
 import { ServiceCalls } from './service-calls.js';
 import { makeUploadData } from './upload/index.js';
 import { DEFAULT_WATCHER_SETTINGS, JobWatcher, type JobWatcherSettings } from './watch/job-watcher.js';
+import type { SweepBoard } from './watch/sweep-board.js';
 
 interface ActivitySettings {
   maxFileBytes: number;
@@ -58,6 +59,8 @@ export interface ActivityDeps {
   mappingLocks: MappingLocks;
   /** The object versions' job records: which job imports a version, who may create or upload it now. */
   jobRecord: JobRecordGate & JobRecordReader;
+  /** Where the tenant's worker processes share their sweeps; without one, this process sweeps for itself. */
+  sweepBoard?: SweepBoard;
   settings: ActivitySettings;
   /** Metrics hook: bytes as they move into an upload. */
   onBytesUploaded?: (bytes: number) => void;
@@ -114,13 +117,14 @@ export function createActivities(deps: ActivityDeps) {
 
 /**
  * The one watcher of this process's tenant (one credential per worker
- * process). It sweeps at the poll schedule's last delay at most, and reads
+ * process); with a sweep board it shares its sweeps with the tenant's other
+ * processes, so the fleet lists once per interval. It sweeps at the poll schedule's last delay at most, and reads
  * service time as running `timeCompression` times faster (1 unless the demo,
  * a test or a benchmark says so): never from the schedule, so a production
  * schedule that polls faster than the spec's 60 s keeps the full listing
  * grace. The ledger still refuses every call past a limit.
  */
-export function watcherFor({ service, budget, settings }: ActivityDeps): JobWatcher {
+export function watcherFor({ service, budget, settings, sweepBoard }: ActivityDeps): JobWatcher {
   const minSweepMs = settings.poll.scheduleMs.at(-1) ?? DEFAULT_WATCHER_SETTINGS.minSweepMs;
   const compression = settings.timeCompression ?? 1;
   if (!Number.isFinite(compression) || compression < 1) {
@@ -130,6 +134,7 @@ export function watcherFor({ service, budget, settings }: ActivityDeps): JobWatc
   return new JobWatcher({
     service,
     budget,
+    ...(sweepBoard ? { board: sweepBoard } : {}),
     settings: { minSweepMs, listLateGraceMs, compression, ...settings.watch },
   });
 }

@@ -78,7 +78,10 @@ export async function budgetLedger(input: LedgerInput): Promise<never> {
 
   if (!ledger.seeded) {
     try {
-      ledger.seed(await countWindowSpend({ windowStart: ledger.windowStartIso() }));
+      const spent = await countWindowSpend({ windowStart: ledger.windowStartIso(), createLimit: ledger.createLimit() });
+      if (spent.partial)
+        log.warn("budget ledger read only part of the service's record of this window; it may count short");
+      ledger.seed(spent);
     } catch (err) {
       log.warn(`budget ledger could not read the service's record of this window; counting from zero: ${err}`);
     }
@@ -171,12 +174,17 @@ class LedgerRun {
     this.blocksChanged = true;
   }
 
+  createLimit(): number {
+    return this.settings.limits.createJob;
+  }
+
   windowStartIso(): string {
     return new Date(this.state.windowStartMs).toISOString();
   }
 
   seed(spent: WindowSpend): void {
-    this.state = seedUsed(this.state, spent);
+    const { createJob, submitData, listJobs } = spent;
+    this.state = seedUsed(this.state, { createJob, submitData, listJobs });
   }
 
   windowEndMs(): number {

@@ -5,3 +5,4 @@ export { importFile } from './import-file.js';
 export { jobRecord } from './job-record.js';
 export { mappingLock } from './mapping-lock.js';
 export { nightlyImport } from './nightly-import.js';
+export { sweepBoard } from './sweep-board.js';

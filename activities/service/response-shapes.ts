@@ -60,10 +60,13 @@ export const shapes = {
   createdJob: { describes: 'the created import job { id }', schema: createdJob as z.ZodType<ImportJob> },
   importJobList: {
     describes: 'a job list { data: [job] }',
-    // totalCount is optional and unreliable (service-facts.md): nothing reads it.
-    schema: z
-      .looseObject({ data: z.array(listEntry) })
-      .transform((list) => ({ data: list.data.filter((job) => job !== undefined) })) as z.ZodType<ImportJobList>,
+    // totalCount is optional and unreliable (service-facts.md): a hint, checked by whoever reads it.
+    schema: z.looseObject({ data: z.array(listEntry), totalCount: z.unknown().optional() }).transform((list) => ({
+      data: list.data.filter((job) => job !== undefined),
+      ...(typeof list.totalCount === 'number' && Number.isInteger(list.totalCount) && list.totalCount >= 0
+        ? { totalCount: list.totalCount }
+        : {}),
+    })) as z.ZodType<ImportJobList>,
   },
   sources: {
     describes: 'a source list { data: [string] }',

@@ -44,6 +44,8 @@ export interface ListJobsQuery {
 /** The jobs of one list page; entries without a usable id are left out. */
 export interface ImportJobList {
   data: ListedJob[];
+  /** The service's count of matching jobs, when it sends one: optional and unreliable, a hint only. */
+  totalCount?: number;
 }
 
 /** A custom source: a named data origin; its name is what a job's `source` names. */

@@ -8,13 +8,21 @@
  * one status read whatever it takes, and the list calls are shared by every
  * job the process waits on.
  *
- * Why per process and not one per tenant across the fleet: every list call is
- * still reserved with the tenant's shared ledger, so the budgets hold across
- * processes, and the sweep interval is paced by the ledger's count of what is
- * left; N processes list N times, which is cheap (a sweep is a few calls) and
- * needs no leader election, no cross-process fan-out and nothing new in
- * Temporal. Waiters live in memory: a worker that dies loses them, and the
- * activities' retries register again in the next process.
+ * One sweep per interval for the whole tenant, whatever the fleet: the
+ * processes share their sweeps through the tenant's sweep board (a Temporal
+ * entity workflow, workflows/sweep-board.ts). When a sweep is due (an
+ * interval after the newest one, paced by the ledger's count of list calls
+ * left), a process claims the round, lists, and publishes what it saw; the
+ * others read the board and tell their own waiters. A holder that dies,
+ * freezes or is cut off loses the round when its lease runs out, and another
+ * process takes it over. Nothing rests on the board for correctness: a
+ * published sweep is a true picture of the list when it began (a sweep that
+ * began earlier than the newest is dropped), a duplicate sweep costs only its
+ * reserved calls, and a process that cannot reach the board sweeps for
+ * itself. Waiters live in memory: a worker that dies loses them, and the
+ * activities' retries register again in the next process. A sweep made by
+ * another process is dated by that process's clock: skew between hosts moves
+ * the listing grace below by as much.
  *
  * The sweep has no `entityType` filter: one sweep covers every entity type the
  * tenant imports (the jobs list's filters are all optional), so a tenant that
@@ -33,12 +41,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { LedgerUsage } from '../../workflows/contracts/budget.js';
+import type { SweepBoardView, SweepLease } from '../../workflows/contracts/sweep-board.js';
 import { budgetWaitOf } from '../../workflows/failure-classification.js';
 import type { BudgetGate } from '../budget/gate.js';
 import { knownJobState } from '../job-state.js';
 import type { CallOptions, ImportJobList, ListJobsQuery } from '../service/types.js';
 import { ServiceCalls } from '../service-calls.js';
 import { DEFAULT_RESERVE, paceFromUsage, type ReserveSettings, readReserve } from './pace.js';
+import { LocalSweepBoard, type SweepBoard } from './sweep-board.js';
 
 /**
  * A listed job counts as gone when this many complete sweeps in a row do not
@@ -59,6 +69,12 @@ export interface JobWatcherSettings {
   maxPages: number;
   /** Failed sweeps in a row after which listing is given up for per-job polls. */
   maxFailedSweeps: number;
+  /**
+   * How long a claimed round is left to its holder before another process
+   * takes it over (the holder died, froze or was cut off). Real time: a late
+   * holder costs one duplicate sweep, never a wrong answer.
+   */
+  sweepLeaseMs: number;
   reserve: ReserveSettings;
   /** Service time runs this many times faster than real time (tests, the budget benchmark); 1 in production. */
   compression: number;
@@ -70,6 +86,7 @@ export const DEFAULT_WATCHER_SETTINGS: JobWatcherSettings = {
   perPage: 50,
   maxPages: 200,
   maxFailedSweeps: 3,
+  sweepLeaseMs: 60_000,
   reserve: DEFAULT_RESERVE,
   compression: 1,
 };
@@ -78,6 +95,8 @@ export interface JobWatcherDeps {
   service: { listJobs(query: ListJobsQuery, options?: CallOptions): Promise<ImportJobList> };
   budget: BudgetGate;
   settings?: Partial<JobWatcherSettings>;
+  /** Where the tenant's processes share their sweeps; without one, this process sweeps for itself. */
+  board?: SweepBoard;
   now?: () => number;
 }
 
@@ -104,8 +123,11 @@ interface Waiter {
 }
 
 export interface WatcherStats {
+  /** Sweeps this process made (claimed and listed). */
   sweeps: number;
   listCalls: number;
+  /** Sweeps by other processes that this one read from the board. */
+  sweepsRead: number;
   lastSweepAt?: string;
 }
 
@@ -132,13 +154,21 @@ export class JobWatcher {
   polling = 0;
   /** When the next sweep is due (paced); undefined while no sweep is planned. For `status`: how fresh a wait's word is. */
   nextSweepAtMs: number | undefined;
-  readonly stats: WatcherStats = { sweeps: 0, listCalls: 0 };
+  readonly stats: WatcherStats = { sweeps: 0, listCalls: 0, sweepsRead: 0 };
+  private readonly board: SweepBoard;
+  /** This process on the board. */
+  readonly holder = `${process.pid}-${randomUUID()}`;
+  /** The newest published sweep told to the waiters. */
+  private readSeq = 0;
+  /** When the newest sweep known (read or made) began: the next one is due an interval after it. */
+  private newestSweepMs: number | undefined;
 
   constructor(private readonly deps: JobWatcherDeps) {
     this.settings = { ...DEFAULT_WATCHER_SETTINGS, ...deps.settings };
     this.now = deps.now ?? Date.now;
     // Not an activity: its own request ids, unique per process, for the ledger's deduplication.
     this.calls = new ServiceCalls({ budget: deps.budget }, `watch-${randomUUID()}`);
+    this.board = deps.board ?? new LocalSweepBoard();
   }
 
   get tenant(): string {
@@ -181,16 +211,79 @@ export class JobWatcher {
     });
   }
 
+  /**
+   * Each round: read the board and tell the waiters what sweeps published
+   * since; when the next sweep is due (an interval after the newest), claim
+   * the round and sweep, unless another process holds it and its lease has
+   * not run out (then read again shortly).
+   */
   private async loop(): Promise<void> {
     while (this.waiters.size > 0 && !this.givenUp) {
+      const view = await this.readBoard();
+      if (view) this.tellPublished(view);
       const waitMs = await this.nextSweepInMs();
       // Nobody left to tell (every waiter released to polls): a later watch starts the loop again.
-      if (this.waiters.size === 0) return;
-      this.nextSweepAtMs = this.now() + waitMs;
-      await pause(waitMs);
-      if (this.waiters.size === 0) return;
+      if (this.waiters.size === 0 || this.givenUp) return;
+      const dueMs = (this.newestSweepMs ?? Number.NEGATIVE_INFINITY) + waitMs;
+      if (dueMs > this.now()) {
+        this.nextSweepAtMs = dueMs;
+        await pause(dueMs - this.now());
+        continue;
+      }
+      if (view && !(await this.claimRound(view))) {
+        this.nextSweepAtMs = this.now() + this.readAgainMs();
+        await pause(this.readAgainMs());
+        continue;
+      }
       await this.sweepOnce();
     }
+  }
+
+  /** How soon to read the board again while another process sweeps. */
+  private readAgainMs(): number {
+    return Math.max(500, this.settings.minSweepMs / 10);
+  }
+
+  /** The board, or undefined when it cannot be read (this process then sweeps for itself). */
+  private async readBoard(): Promise<SweepBoardView | undefined> {
+    try {
+      return await this.board.read();
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Sweeps published since the last read, oldest first, told to this process's waiters. */
+  private tellPublished(view: SweepBoardView): void {
+    for (const sweep of view.sweeps) {
+      if (sweep.seq <= this.readSeq) continue;
+      this.readSeq = sweep.seq;
+      this.lastSweepCalls = sweep.calls;
+      this.stats.sweepsRead += 1;
+      this.tell(Date.parse(sweep.startedAt), sweep.listed ? new Set(sweep.listed) : 'unfiltered');
+    }
+  }
+
+  /** Whether this process may sweep the round: granted, or the board could not answer. */
+  private async claimRound(view: SweepBoardView): Promise<boolean> {
+    const lease = view.lease;
+    const held = lease !== undefined && lease.forSeq === view.seq && lease.holder !== this.holder;
+    if (held && !this.leaseRanOut(lease)) return false;
+    try {
+      const granted = await this.board.claim({
+        holder: this.holder,
+        afterSeq: view.seq,
+        ...(held ? { takeOverFrom: lease.holder } : {}),
+      });
+      return granted !== undefined;
+    } catch {
+      return true;
+    }
+  }
+
+  /** Judged on this process's clock against the board's: skew only moves when a duplicate sweep may happen. */
+  private leaseRanOut(lease: SweepLease): boolean {
+    return this.now() - Date.parse(lease.grantedAt) > this.settings.sweepLeaseMs;
   }
 
   /** The paced interval; with no usage to go by (ledger unreachable), the fastest one. */
@@ -224,10 +317,35 @@ export class JobWatcher {
         this.release(`listing processing jobs failed ${this.failedSweeps} times in a row: ${String(err)}`);
         this.failedSweeps = 0;
       }
+      // Not due again at once: the next try comes an interval later.
+      this.newestSweepMs = startedMs;
       return;
     }
     this.stats.sweeps += 1;
-    this.stats.lastSweepAt = new Date(startedMs).toISOString();
+    await this.publish(startedMs, listed);
+    this.tell(startedMs, listed);
+  }
+
+  /** Shares the sweep with the tenant's other processes; a board that cannot take it costs them their own sweep. */
+  private async publish(startedMs: number, listed: Set<string> | 'unfiltered'): Promise<void> {
+    try {
+      const seq = await this.board.publish({
+        holder: this.holder,
+        startedAt: new Date(startedMs).toISOString(),
+        calls: this.lastSweepCalls,
+        ...(listed === 'unfiltered' ? {} : { listed: [...listed] }),
+      });
+      // Told below, not again on the next read. (A sweep published meanwhile by another is read from the board.)
+      this.readSeq = Math.max(this.readSeq, seq);
+    } catch {
+      // The waiters of this process are told all the same.
+    }
+  }
+
+  /** One complete sweep that began at `startedMs`, told to the waiters. */
+  private tell(startedMs: number, listed: Set<string> | 'unfiltered'): void {
+    if (this.newestSweepMs === undefined || startedMs > this.newestSweepMs) this.newestSweepMs = startedMs;
+    this.stats.lastSweepAt = new Date(this.newestSweepMs).toISOString();
     if (listed === 'unfiltered') {
       // For good: such a list can never show that a job left.
       this.givenUp = 'the service listed jobs in other states under state=processing (it does not honour the filter)';

@@ -89,3 +89,22 @@ export function paceFromUsage(
     minIntervalMs: round.minIntervalMs,
   });
 }
+
+/**
+ * Whether one early status read fits: the reads left, less every read the
+ * uploads left in the window still need (the one before each sends, and the
+ * one that confirms its job's end) and one confirming read per job already
+ * waiting, leave at least one. Early reads never take what the day's imports
+ * need to finish; they stop first when the budget runs short.
+ */
+export function statusReadToSpare(
+  usage: LedgerUsage,
+  jobsWaiting: number,
+  nowMs: number,
+  settings: ReserveSettings = DEFAULT_RESERVE,
+): boolean {
+  const status = usage.jobStatus;
+  if (Date.parse(status.exhaustedUntil ?? '') > nowMs) return false;
+  const needed = usage.submitData.remaining * (settings.statusReadsPerUpload + 1) + jobsWaiting;
+  return status.remaining - needed >= 1;
+}

@@ -5,9 +5,13 @@
  * `compression`: the simulator processes a job in processingMs / compression,
  * and the worker's poll schedule (so its sweep interval, listing grace and
  * pacing window, see activities/index.ts) is the spec's divided by the same.
+ * `workers` runs that many workers here, each with the activities a worker
+ * process builds (its own watcher, budget gate and sweep board client): the
+ * fleet's watchers, in one process.
  */
 import { randomUUID } from 'node:crypto';
 import { WorkflowIdReusePolicy } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
 import type { BudgetGate } from '../../activities/budget/gate.js';
 import { loadConfig } from '../../temporal.config.js';
 import { createActivityDeps } from '../../worker/process/dependencies.js';
@@ -23,6 +27,8 @@ export interface ScenarioSpec {
   history: number;
   compression: number;
   imports: number;
+  /** Worker processes of the tenant, run here as workers of their own (each its own watcher, gate and board client). */
+  workers?: number;
 }
 
 export interface Measured {
@@ -31,6 +37,8 @@ export interface Measured {
   perImport: Partial<Record<BudgetedEndpoint, number>>;
   /** List calls per import made by creates (the workflows' own counts); the rest were the watcher's. */
   createListPerImport: number;
+  /** The sweeps' list calls (all but the creates' own) per day of service time, at the run's arrival rate. */
+  watcherListPerDay: number;
   /** Delay from a job's end to the read that told its import, in service time (ms). */
   delayMs: { p50: number; p99: number };
   ledger: { updatesPerImport: number; latencyMs: { p50: number; p99: number }; updates: number };
@@ -99,23 +107,31 @@ export async function runScenario(stack: OperatorStack, spec: ScenarioSpec, task
   process.env.AWS_SECRET_ACCESS_KEY = vars.AWS_SECRET_ACCESS_KEY;
   const config = loadConfig(vars, { needsService: true });
   const latencies: number[] = [];
-  const deps = createActivityDeps(config, env.client);
-  deps.budget = timedGate(deps.budget, latencies);
-  deps.settings.timeCompression = spec.compression;
   const abort = new AbortController();
-  let ready!: () => void;
-  const polling = new Promise<void>((r) => {
-    ready = r;
-  });
-  const worker = runWorker({
-    config,
-    connection: env.nativeConnection,
-    client: env.client,
-    signal: abort.signal,
-    deps,
-    onReady: () => ready(),
-  });
-  await Promise.race([polling, worker]);
+  const fleet = await Promise.all(
+    Array.from({ length: spec.workers ?? 1 }, async (_, i) => {
+      // A connection of its own per worker, as a process has: the SDK refuses two workers of one queue on one.
+      const connection = i === 0 ? env.nativeConnection : await NativeConnection.connect({ address: env.address });
+      const deps = createActivityDeps(config, env.client);
+      deps.budget = timedGate(deps.budget, latencies);
+      deps.settings.timeCompression = spec.compression;
+      let ready!: () => void;
+      const polling = new Promise<void>((r) => {
+        ready = r;
+      });
+      const worker = runWorker({
+        config,
+        connection,
+        client: env.client,
+        signal: abort.signal,
+        deps,
+        onReady: () => ready(),
+      });
+      await Promise.race([polling, worker]);
+      // Wrapped: an async function returning the promise itself would wait for the worker to end.
+      return { worker: i === 0 ? worker : worker.finally(() => connection.close()) };
+    }),
+  );
 
   const keys = Array.from({ length: spec.imports }, (_, i) => `budget/${runId}/${i}.csv`);
   await Promise.all(keys.map((key, i) => stack.putObject(key, accountsCsv(200 + i))));
@@ -151,7 +167,7 @@ export async function runScenario(stack: OperatorStack, spec: ScenarioSpec, task
   );
   const wallMs = performance.now() - started;
   abort.abort();
-  await worker;
+  await Promise.all(fleet.map((f) => f.worker));
 
   const requests = sim.requests().slice(requestsBefore);
   const perImport: Measured['perImport'] = {};
@@ -173,6 +189,9 @@ export async function runScenario(stack: OperatorStack, spec: ScenarioSpec, task
     imports: spec.imports,
     perImport,
     createListPerImport: createLists / spec.imports,
+    watcherListPerDay:
+      (requests.filter((r) => r.endpoint === 'listJobs' && r.status !== 0).length - createLists) /
+      ((wallMs * spec.compression) / 86_400_000),
     delayMs: { p50: percentile(delays, 50), p99: percentile(delays, 99) },
     ledger: {
       updates: latencies.length,

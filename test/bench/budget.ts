@@ -35,6 +35,8 @@ interface Processing {
 }
 
 const PROCESSING: readonly Processing[] = [
+  // A small job: it ends within seconds of its upload.
+  { label: '3 s', ms: 3_000, compression: 12 },
   { label: '1 min', ms: MIN, compression: 60 },
   { label: '10 min', ms: 10 * MIN, compression: 120 },
   { label: '1 h', ms: 60 * MIN, compression: 360 },
@@ -44,6 +46,8 @@ const HISTORIES = [0, 5_000, 50_000] as const;
 
 interface Row {
   processing: string;
+  /** Worker processes of the tenant (as workers of their own in this process). */
+  workers: number;
   history: number;
   compression: number;
   measured: Measured;
@@ -61,6 +65,7 @@ function parse() {
       'history-imports': { type: 'string', default: '3' },
       only: { type: 'string' },
       compression: { type: 'string' },
+      workers: { type: 'string', default: '1' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -71,6 +76,8 @@ function parse() {
         '  --history-imports  imports per scenario at history 5,000 and 50,000 (default 3)\n' +
         '  --only LABEL       one processing time at history 0 (e.g. "1 h"), no history rows\n' +
         '  --compression N    service time N times faster than real time for every row (default per row)\n' +
+        '  --workers LIST     the fleet: worker processes of the tenant, run here as that many workers with\n' +
+        '                     their own watcher each; a row per count (default 1; e.g. 1,4,16)\n' +
         '  --json             print one JSON object instead of the table',
     );
     process.exit(0);
@@ -81,6 +88,13 @@ function parse() {
     historyImports: Number(values['history-imports']),
     only: values.only,
     compression: values.compression === undefined ? undefined : Number(values.compression),
+    workers: values.workers.split(',').map((n) => {
+      const count = Number(n);
+      if (!Number.isInteger(count) || count < 1 || count > 32) {
+        throw new Error(`--workers takes counts from 1 to 32, comma-separated; got ${JSON.stringify(n)}`);
+      }
+      return count;
+    }),
   };
 }
 
@@ -123,9 +137,13 @@ async function measure(args: ReturnType<typeof parse>): Promise<{ rows: Row[]; l
       history = h;
       const imports = h === 0 ? args.imports : args.historyImports;
       for (const p of chosen.map((q) => ({ ...q, compression: args.compression ?? q.compression }))) {
-        log(`history ${h}, processing ${p.label} (compressed ${p.compression}x), ${imports} imports ...`);
-        const spec = { processingMs: p.ms, history: h, compression: p.compression, imports };
-        rows.push(row(p, h, await runScenario(stack, spec, taskQueue)));
+        for (const workers of args.workers) {
+          log(
+            `history ${h}, processing ${p.label} (compressed ${p.compression}x), ${workers} workers, ${imports} imports ...`,
+          );
+          const spec = { processingMs: p.ms, history: h, compression: p.compression, imports, workers };
+          rows.push(row(p, h, workers, await runScenario(stack, spec, taskQueue)));
+        }
       }
     }
     return { rows, ledger: await ledgerRuns(stack.env.client) };
@@ -162,10 +180,11 @@ function ledgerDay(rows: Row[], ledger: LedgerRuns) {
 const CARD = { createJob: 1_200, submitData: 1_200, jobStatus: 3_600, listJobs: 3_600 };
 
 /** One row from its own run: the creates' list calls count per import, the watcher's are a per-sweep cost (the model). */
-function row(p: Processing, history: number, measured: Measured): Row {
+function row(p: Processing, history: number, workers: number, measured: Measured): Row {
   const perImport: PerImport = { ...measured.perImport, listJobs: measured.createListPerImport };
   return {
     processing: p.label,
+    workers,
     history,
     compression: p.compression,
     measured,
@@ -183,18 +202,23 @@ const human = (ms: number) =>
 function printTable(rows: Row[]): void {
   console.log('Budget benchmark: card budgets 1,200 creates/uploads, 3,600 per read endpoint a day.');
   console.log(
-    "Service time compressed per row (simulator processing and the worker's poll schedule, sweep, grace and pacing window alike); delays are given in service time.\n",
+    "Service time compressed per row (simulator processing and the worker's poll schedule, sweep, grace and pacing window alike); delays are given in service time.",
+  );
+  console.log(
+    "workers: the tenant's worker processes, run as that many workers in this process, each with its own watcher; sweep list/day: the sweeps' list calls per day of service time at the run's rate of 1,200 imports a day.\n",
   );
   console.log(
     [
       'processing',
       'history',
+      'workers',
       'x',
       'create',
       'upload',
       'status',
       'list(create+watch)',
       'imports/day (binding)',
+      'sweep list/day',
       'delay p50/p99 measured',
       'steady: sweep / delay p50',
       'ledger upd/import',
@@ -207,10 +231,12 @@ function printTable(rows: Row[]): void {
     const cells = [
       r.processing,
       String(r.history),
+      String(r.workers),
       String(r.compression),
       ...ENDPOINTS.slice(0, 3).map((e) => fmt(m.perImport[e] ?? 0, 2)),
       `${fmt(m.perImport.listJobs ?? 0, 2)} (${fmt(r.perImport.listJobs ?? 0, 2)}+${fmt((m.perImport.listJobs ?? 0) - (r.perImport.listJobs ?? 0), 2)})`,
       `${r.steady.importsPerDay} (${r.steady.binding})`,
+      fmt(m.watcherListPerDay, 0),
       `${human(m.delayMs.p50)} / ${human(m.delayMs.p99)}`,
       `${human(r.steady.sweepIntervalMs)} / ${human(r.steady.delayMs.p50)}`,
       fmt(m.ledger.updatesPerImport, 1),

@@ -1,7 +1,8 @@
 /**
  * Builds the activities' real dependencies from configuration: the service
  * client (token from env, a rotating file or a client-credentials exchange), the S3 source, the budget
- * gate backed by the tenant's ledger workflow, and the gate of the object versions' job records.
+ * gate backed by the tenant's ledger workflow, the gate of the object versions' job records, and the
+ * tenant's sweep board.
  */
 import type { Client } from '@temporalio/client';
 import { TemporalBudgetGate } from '../../activities/budget/temporal-gate.js';
@@ -13,6 +14,7 @@ import { createS3Client } from '../../activities/s3/client.js';
 import { S3Source } from '../../activities/s3/source.js';
 import { ServiceClient } from '../../activities/service/client.js';
 import { createTokenSource } from '../../activities/service/token-source.js';
+import { TemporalSweepBoard } from '../../activities/watch/temporal-sweep-board.js';
 import { type Config, ConfigError } from '../../temporal.config.js';
 import { meteredBudgetGate, type WorkerMetrics } from './metrics.js';
 
@@ -39,6 +41,8 @@ export function createActivityDeps(config: Config, client: Client, metrics?: Wor
     mappingLocks: temporalMappingLocks(client, config.temporal.taskQueue),
     // On the main task queue, like the budget ledger: the record is a workflow the import's worker runs.
     jobRecord: new TemporalJobRecordGate({ client, taskQueue: config.temporal.taskQueue, settings: config.jobRecord }),
+    // One sweep of the tenant's processing jobs per interval, shared by every worker process.
+    sweepBoard: new TemporalSweepBoard({ client, taskQueue: config.temporal.taskQueue, tenant: config.tenant }),
     settings: {
       maxFileBytes: config.maxFileBytes,
       poll: { scheduleMs: config.poll.scheduleMs, jitterRatio: config.poll.jitterRatio },

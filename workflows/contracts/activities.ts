@@ -212,6 +212,8 @@ export type BudgetUsage = Record<string, EndpointUsage>;
 export interface WindowSpendInput {
   /** ISO instant the ledger's window began. */
   windowStart: string;
+  /** The window's limit of job creations: how many jobs it can hold, so how many pages to read at most. */
+  createLimit?: number;
 }
 
 /** Calls the service's own record shows spent in a window, and the list calls it took to read it. */
@@ -219,6 +221,8 @@ export interface WindowSpend {
   createJob: number;
   submitData: number;
   listJobs: number;
+  /** Set when the list's order could not be told, or its bound came first: the counts may be short. */
+  partial?: boolean;
 }
 
 export interface ReadImportStatesInput {

@@ -37,6 +37,7 @@ import type {
   ReleaseMappingLockSignal,
 } from './mapping-lock.js';
 import type { NightlyProgress } from './nightly.js';
+import type { ClaimSweepRequest, PublishSweepRequest, SweepBoardView, SweepLease } from './sweep-board.js';
 
 // The budget ledger (budgetLedger, one per tenant).
 
@@ -93,3 +94,8 @@ export const noteJobStateUpdate = defineUpdate<JobRecordView, [NoteJobStateReque
 export const supersedeUpdate = defineUpdate<void, [SupersedeRequest]>('supersede');
 /** The record as its view: job, failed jobs, open intents. */
 export const jobRecordQuery = defineQuery<JobRecordView>('jobRecord');
+
+/** The sweep board (sweep-board.ts): claim a round, publish what it listed, read the latest sweeps. */
+export const claimSweepUpdate = defineUpdate<SweepLease, [ClaimSweepRequest]>('claimSweep');
+export const publishSweepUpdate = defineUpdate<number, [PublishSweepRequest]>('publishSweep');
+export const sweepBoardQuery = defineQuery<SweepBoardView>('sweepBoard');

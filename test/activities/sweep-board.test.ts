@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest';
+import type { ListJobsQuery } from '../../activities/service/types.js';
+import { JobWatcher } from '../../activities/watch/job-watcher.js';
+import { LocalSweepBoard } from '../../activities/watch/sweep-board.js';
+import { claimProblem, emptyBoard, KEPT_SWEEPS, publish } from '../../workflows/sweep-board-state.js';
+import { budgetWith } from './environment.js';
+
+/** A service whose processing list is `processing` (ids), paged from 1, recording each query. */
+function listing(processing: string[]) {
+  const queries: ListJobsQuery[] = [];
+  return {
+    queries,
+    service: {
+      async listJobs(query: ListJobsQuery) {
+        queries.push(query);
+        const per = query.perPage ?? 20;
+        const page = query.page ?? 1;
+        return { data: processing.slice((page - 1) * per, page * per).map((id) => ({ id, state: 'processing' })) };
+      },
+    },
+  };
+}
+
+// Service time 100,000 times faster: the day's budget pays for a sweep every few milliseconds. The lease
+// outlasts the test, so no round is ever taken over and every duplicate sweep would be the watchers' own doing.
+const settings = { minSweepMs: 5, listLateGraceMs: 0, perPage: 50, compression: 100_000, sweepLeaseMs: 600_000 };
+
+const sum = (ns: number[]) => ns.reduce((a, b) => a + b, 0);
+
+describe('the sweep board', () => {
+  it.each([1, 4])('%i watcher processes sweep each round once and every one of them is told', async (fleet) => {
+    const ids = Array.from({ length: 60 }, (_, i) => String(500 + i));
+    const { service, queries } = listing(ids);
+    const board = new LocalSweepBoard();
+    const watchers = Array.from(
+      { length: fleet },
+      () => new JobWatcher({ service, budget: budgetWith(), board, settings }),
+    );
+    const watches = watchers.map((watcher, i) => watcher.watch(ids[i] as string));
+    while ((await board.read()).seq < 3) await new Promise((r) => setTimeout(r, 2));
+    ids.splice(0, fleet);
+
+    for (const watch of watches) expect(await watch.outcome).toEqual({ kind: 'left', seen: true });
+    const swept = sum(watchers.map((w) => w.stats.sweeps));
+    // One sweep per round for the whole fleet: every sweep made was published as a round of its own.
+    expect(swept).toBe((await board.read()).seq);
+    expect(queries.length).toBe(sum(watchers.map((w) => w.stats.listCalls)));
+  });
+
+  it('refuses a claim for a round already published, or held by another process, unless taken over', () => {
+    const published = publish(emptyBoard(), {
+      holder: 'a',
+      startedAt: '2026-01-01T00:00:00Z',
+      listed: ['1'],
+      calls: 1,
+    });
+    expect(claimProblem(published, { holder: 'b', afterSeq: 0 })).toMatch(/sweep 1 is published/);
+    const held = { ...published, lease: { holder: 'a', forSeq: 1, grantedAt: '2026-01-01T00:00:01Z' } };
+    expect(claimProblem(held, { holder: 'b', afterSeq: 1 })).toMatch(/a holds this round/);
+    expect(claimProblem(held, { holder: 'b', afterSeq: 1, takeOverFrom: 'a' })).toBeUndefined();
+    expect(claimProblem(held, { holder: 'a', afterSeq: 1 })).toBeUndefined();
+    expect(claimProblem(held, { holder: '', afterSeq: 1 })).toMatch(/holder must be/);
+  });
+
+  it('drops a sweep that began before the newest published one, and keeps the last few', () => {
+    let view = emptyBoard();
+    for (let i = 0; i < KEPT_SWEEPS + 2; i++) {
+      view = publish(view, {
+        holder: 'a',
+        startedAt: new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString(),
+        calls: 1,
+        listed: [],
+      });
+    }
+    const late = publish(view, { holder: 'b', startedAt: '2026-01-01T00:00:30Z', calls: 1, listed: ['9'] });
+    expect(late.seq).toBe(KEPT_SWEEPS + 2);
+    expect(late.sweeps.map((s) => s.seq)).toEqual([3, 4, 5, 6]);
+  });
+});

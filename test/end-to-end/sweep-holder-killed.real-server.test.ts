@@ -1,0 +1,70 @@
+/**
+ * Two worker processes share the tenant's sweeps of the processing list
+ * through the sweep board. The process that made the sweep listing an
+ * import's job is killed (SIGKILL) while the job still processes: the other
+ * process takes the round over when the lease runs out and the import
+ * completes, the same job, uploaded once.
+ *
+ * Slow by nature: a claimed round is left to its holder for a minute, and an
+ * import's wait that ran in the killed process is retried only after its
+ * heartbeat timeout (120 s).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sweepBoardQuery } from '../../workflows/contracts/messages.js';
+import { sweepBoardWorkflowId } from '../../workflows/contracts/sweep-board.js';
+import { startImport, type WorkerPool, workerPool } from '../support/killable-worker.js';
+import { waitFor } from '../support/operator-actions.js';
+import { accountsCsv, type OperatorStack, startOperatorStack } from '../support/operator-stack.js';
+import { acceptedPuts, jobsNamed } from '../support/sim-inspect.js';
+
+describe('the process that sweeps for the tenant is killed', () => {
+  let stack: OperatorStack;
+  let workers: WorkerPool;
+
+  beforeAll(async () => {
+    // Jobs process for 40 s, so the job is certainly still processing when its sweeper dies.
+    stack = await startOperatorStack({ simulator: { processingMs: 40_000 } });
+    workers = workerPool(stack);
+    await stack.putObject('swept.csv', accountsCsv(4096));
+  }, 180_000);
+
+  afterAll(async () => {
+    await workers?.close();
+    await stack?.close();
+  });
+
+  it('another process takes the sweeps over and the import completes', async () => {
+    const fleet = [await workers.start(), await workers.start()];
+    const board = () =>
+      stack.env.client.workflow
+        .getHandle(sweepBoardWorkflowId(stack.workerEnv().IMPORT_TENANT ?? 'default'))
+        .query(sweepBoardQuery);
+
+    const handle = await startImport(stack, 'swept.csv', 'sweeper-killed');
+    const job = await waitFor(async () => {
+      const [found] = await jobsNamed(stack.sim.baseUrl, handle.workflowId);
+      return found?.uploads === 1 ? found : undefined;
+    });
+    const sweptBy = await waitFor(
+      async () =>
+        (await board().catch(() => undefined))?.sweeps.find((s) => s.listed?.includes(String(job.id)))?.holder,
+    );
+    const sweeper = fleet.find((w) => sweptBy.startsWith(`${w.pid}-`));
+    const survivor = fleet.find((w) => w !== sweeper);
+    expect(sweeper).toBeDefined();
+
+    await sweeper?.kill();
+    const killedAtMs = Date.now();
+    expect(stack.sim.job(String(job.id))?.state).toBe('processing');
+
+    expect(await handle.result()).toMatchObject({ jobId: String(job.id), state: 'completed', uploadSkipped: false });
+    expect(await jobsNamed(stack.sim.baseUrl, handle.workflowId)).toEqual([
+      expect.objectContaining({ id: job.id, state: 'completed', uploads: 1 }),
+    ]);
+    expect(await acceptedPuts(stack.sim.baseUrl, String(job.id))).toHaveLength(1);
+    // The job's end was seen by sweeps the survivor made after the kill.
+    const later = (await board()).sweeps.filter((s) => Date.parse(s.startedAt) > killedAtMs);
+    expect(later.length).toBeGreaterThan(0);
+    for (const sweep of later) expect(sweep.holder.startsWith(`${survivor?.pid}-`)).toBe(true);
+  }, 420_000);
+});
