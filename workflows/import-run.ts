@@ -35,6 +35,7 @@ import {
 import { fnv1a64 } from './contracts/job-key.js';
 import { abandonSignal, progressQuery, retrySignal } from './contracts/messages.js';
 import { budgetWaitOf, classifyFailure, failureMessageOf, failureTypeOf } from './failure-classification.js';
+import { ImportMetrics, type ImportOutcome, type OperatorWaitEnd, triggerOf } from './import-metrics.js';
 import { activityOptionsFor, type StepOptionsContext } from './retry-policies.js';
 
 /** Workflows released by the same reset are spread over this span so they do not all call at once. */
@@ -70,6 +71,7 @@ interface StepStart {
 export class ImportRun {
   readonly info: WorkflowInfo = workflowInfo();
   readonly progress: ImportProgress;
+  readonly metrics: ImportMetrics;
   private readonly onFailure: OnFailureMode;
   private readonly awaitRetryTimeoutMs: number;
   private readonly stepContext: StepOptionsContext;
@@ -89,6 +91,8 @@ export class ImportRun {
   private timedMs = 0;
   private retryRequested = false;
   private abandonRequested = false;
+  /** Set when the operator abandoned the import, so its outcome says so. */
+  private abandoned = false;
 
   private constructor(readonly input: ImportFileInput) {
     this.onFailure = input.onFailure ?? 'fail';
@@ -102,6 +106,7 @@ export class ImportRun {
     // Budgets are those of the worker's credential; a tenant named here is only checked against it.
     const tenant = input.tenant;
     this.progress = { phase: 'validating', ...(tenant !== undefined ? { tenant } : {}) };
+    this.metrics = new ImportMetrics({ entity_type: input.entityType, trigger: triggerOf(input, this.info) });
   }
 
   /** A run of a validated, normalised input, answering its query and signals from now on. */
@@ -149,6 +154,22 @@ export class ImportRun {
         if (isCancellation(err)) throw err;
         rerun = { run: rerun.run + 1, afterFailureType: await this.recover(step, err) };
       }
+    }
+  }
+
+  /** Runs the import's steps and counts how it ended (completed, failed, abandoned or cancelled). */
+  async outcomeOf(steps: () => Promise<ImportFileResult>): Promise<ImportFileResult> {
+    const sinceStartMs = () => Date.now() - this.info.startTime.getTime();
+    try {
+      const result = await steps();
+      this.metrics.ended('completed', sinceStartMs());
+      // One part per import: the file goes whole into its job.
+      this.metrics.delivered(result.bytes, 1);
+      return result;
+    } catch (err) {
+      const outcome: ImportOutcome = isCancellation(err) ? 'cancelled' : this.abandoned ? 'abandoned' : 'failed';
+      this.metrics.ended(outcome, sinceStartMs());
+      throw err;
     }
   }
 
@@ -222,7 +243,10 @@ export class ImportRun {
     log.info(
       `daily budget of ${wait?.endpoint ?? 'an endpoint'} is spent; waiting until ${this.progress.waitingForBudgetUntil}`,
     );
+    const endpoint = wait?.endpoint ?? 'unknown';
+    this.metrics.budgetWaitStarted(endpoint);
     await sleep(untilMs - now);
+    this.metrics.budgetWaitEnded(endpoint, Date.now() - now);
     this.budgetWaitMs += Date.now() - now;
     this.progress.waitingForBudgetUntil = undefined;
   }
@@ -236,14 +260,17 @@ export class ImportRun {
       since: new Date(since).toISOString(),
       until: new Date(since + this.awaitRetryTimeoutMs).toISOString(),
     };
+    this.metrics.operatorWaitStarted(step, type);
     const signalled = await condition(() => this.retryRequested || this.abandonRequested, this.awaitRetryTimeoutMs);
     this.progress.awaitingRetry = undefined;
-    const abandoned = this.abandonRequested;
+    this.abandoned = this.abandonRequested;
     this.dropOperatorSignals();
+    const end: OperatorWaitEnd = !signalled ? 'timed-out' : this.abandoned ? 'abandoned' : 'retried';
+    this.metrics.operatorWaitEnded(end);
     if (!signalled) {
       throw this.stepFailure(step, type, `${message} (no retry signal within ${this.awaitRetryTimeoutMs} ms)`);
     }
-    if (abandoned) throw this.stepFailure(step, type, `${message} (abandoned by the operator)`);
+    if (this.abandoned) throw this.stepFailure(step, type, `${message} (abandoned by the operator)`);
   }
 
   private dropOperatorSignals(): void {

@@ -12,6 +12,7 @@ import { Client } from '@temporalio/client';
 import { makeTelemetryFilterString, NativeConnection, Runtime } from '@temporalio/worker';
 import { type Config, ConfigError, loadConfig } from '../../temporal.config.js';
 import { pollTaskQueue, uploadTaskQueue } from '../../workflows/contracts/budget.js';
+import { IMPORT_HISTOGRAM_BUCKETS } from '../../workflows/contracts/import-metrics.js';
 import { EXIT } from '../shared/exit-codes.js';
 import { packageVersion } from '../shared/version.js';
 import { ConnectFailedError, connectWithRetry } from './connect-with-retry.js';
@@ -35,7 +36,15 @@ function installRuntime(config: Config, logger: ReturnType<typeof createLogger>)
       logger,
       telemetryOptions: {
         logging: { forward: {}, filter: makeTelemetryFilterString({ core: 'WARN' }) },
-        metrics: port > 0 ? { prometheus: { bindAddress: socketAddress(httpHost, port) } } : undefined,
+        metrics:
+          port > 0
+            ? {
+                prometheus: {
+                  bindAddress: socketAddress(httpHost, port),
+                  histogramBucketOverrides: IMPORT_HISTOGRAM_BUCKETS,
+                },
+              }
+            : undefined,
       },
     });
   } catch (err) {
