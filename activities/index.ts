@@ -15,6 +15,7 @@ import { makeInspectSource } from './inspect-source.js';
 import type { JobRecordGate, JobRecordReader } from './job-record/gate.js';
 import { makeListFeedObjects } from './list-feed-objects.js';
 import type { MappingLocks } from './mapping-lock.js';
+import { makeNotify, type WebhookSettings } from './notify/webhook.js';
 import { makeReadImportStates, type WorkflowStatuses } from './read-import-states.js';
 import { ReferenceCache } from './reference-cache.js';
 import type { ParallelParts } from './s3/ranged-reader.js';
@@ -58,6 +59,8 @@ export interface ActivityDeps {
   /** The object versions' job records: which job imports a version, who may create or upload it now. */
   jobRecord: JobRecordGate & JobRecordReader;
   settings: ActivitySettings;
+  /** The operator's webhook; absent: `notify` sends nothing. */
+  notify?: WebhookSettings;
   /** Metrics hook: bytes as they move into an upload. */
   onBytesUploaded?: (bytes: number) => void;
 }
@@ -97,6 +100,7 @@ export function createActivities(deps: ActivityDeps) {
     listFeedObjects: makeListFeedObjects({ s3 }),
     readImportStates: makeReadImportStates({ workflows: deps.workflows }),
     countWindowSpend: makeCountWindowSpend({ service }),
+    notify: makeNotify(deps.notify),
     ...createDryRunActivities({
       ...calls,
       s3,

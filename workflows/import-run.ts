@@ -36,6 +36,7 @@ import { fnv1a64 } from './contracts/job-key.js';
 import { abandonSignal, progressQuery, retrySignal } from './contracts/messages.js';
 import { budgetWaitOf, classifyFailure, failureMessageOf, failureTypeOf } from './failure-classification.js';
 import { ImportMetrics, type ImportOutcome, type OperatorWaitEnd, triggerOf } from './import-metrics.js';
+import { notificationId, sendNotification } from './notify.js';
 import { activityOptionsFor, type StepOptionsContext } from './retry-policies.js';
 
 /** Workflows released by the same reset are spread over this span so they do not all call at once. */
@@ -93,6 +94,8 @@ export class ImportRun {
   private abandonRequested = false;
   /** Set when the operator abandoned the import, so its outcome says so. */
   private abandoned = false;
+  /** Operator waits so far in this run: each is an event of its own for the webhook. */
+  private operatorWaits = 0;
 
   private constructor(readonly input: ImportFileInput) {
     this.onFailure = input.onFailure ?? 'fail';
@@ -169,6 +172,7 @@ export class ImportRun {
     } catch (err) {
       const outcome: ImportOutcome = isCancellation(err) ? 'cancelled' : this.abandoned ? 'abandoned' : 'failed';
       this.metrics.ended(outcome, sinceStartMs());
+      if (outcome === 'failed') await this.notifyFailed(err);
       throw err;
     }
   }
@@ -261,6 +265,13 @@ export class ImportRun {
       until: new Date(since + this.awaitRetryTimeoutMs).toISOString(),
     };
     this.metrics.operatorWaitStarted(step, type);
+    this.operatorWaits += 1;
+    await sendNotification({
+      id: notificationId('import-awaiting-operator', this.info.runId, this.operatorWaits),
+      kind: 'import-awaiting-operator',
+      text: `Import ${this.info.workflowId} waits for an operator: ${step} failed (${type}). Fix the cause, then \`retry\` or \`abandon\` it by ${this.progress.awaitingRetry.until}.`,
+      fields: { ...this.notificationFields(), step, failureType: type, failure: message },
+    });
     const signalled = await condition(() => this.retryRequested || this.abandonRequested, this.awaitRetryTimeoutMs);
     this.progress.awaitingRetry = undefined;
     this.abandoned = this.abandonRequested;
@@ -271,6 +282,27 @@ export class ImportRun {
       throw this.stepFailure(step, type, `${message} (no retry signal within ${this.awaitRetryTimeoutMs} ms)`);
     }
     if (this.abandoned) throw this.stepFailure(step, type, `${message} (abandoned by the operator)`);
+  }
+
+  private async notifyFailed(err: unknown): Promise<void> {
+    const failure = this.progress.lastError;
+    await sendNotification({
+      id: notificationId('import-failed', this.info.runId),
+      kind: 'import-failed',
+      text: `Import ${this.info.workflowId} failed${failure ? `: ${failure.step} failed (${failure.type})` : ''}.`,
+      fields: {
+        ...this.notificationFields(),
+        ...(failure ? { step: failure.step, failureType: failure.type } : {}),
+        failure: failureMessageOf(err),
+      },
+    });
+  }
+
+  /** What every notification of this import says: which import, which file. */
+  private notificationFields(): Record<string, string> {
+    const { workflowId, runId, namespace } = this.info;
+    const { bucket, key } = this.input.source;
+    return { workflowId, runId, namespace, file: `s3://${bucket}/${key}`, entityType: this.input.entityType };
   }
 
   private dropOperatorSignals(): void {

@@ -41,6 +41,7 @@ export function scriptedActivities(script: Partial<Record<Step, Outcome[]>>) {
     dryRunPreflight: { ok: true, value: inspected, apiCalls: {} },
     diffFieldMappings: { ok: true, value: { inPlace: true, missing: [], unexpected: [] }, apiCalls: {} },
     findImportJobs: { ok: true, value: { via: 'none', jobs: [] }, apiCalls: {} },
+    notify: undefined,
   };
   const answer = (step: Step) => async (input: unknown) => {
     calls.push({ step, input, taskQueue: Context.current().info.taskQueue });

@@ -119,6 +119,8 @@ export interface Config extends ClientConfig {
     logLevel: LogLevel;
     /** Set: the worker polls as this deployment version; absent: as today, unversioned. */
     deployment?: WorkerDeployment;
+    /** The operator's webhook for failures and operator waits; absent: no notifications. */
+    notify?: { url: string; secretFile?: string };
   };
   feeds: FeedConfig[];
 }
