@@ -95,6 +95,7 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
       logLevel: readVariable(env, 'LOG_LEVEL'),
       deployment: loadWorkerDeployment(env),
       notify: loadNotifyWebhook(env),
+      otlpEndpoint: readVariable(env, 'OTEL_EXPORTER_OTLP_ENDPOINT'),
     },
     feeds: loadFeeds(env),
   };

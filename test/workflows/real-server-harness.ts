@@ -19,6 +19,7 @@ import type { ImportFileInput } from '../../workflows/contracts/import-input.js'
 import type { ImportProgress } from '../../workflows/contracts/import-workflow.js';
 import { progressQuery } from '../../workflows/contracts/messages.js';
 import type { importFile } from '../../workflows/import-file.js';
+import { WORKFLOW_SINKS } from '../support/workflow-bundle.js';
 import type { FailureSpec } from './history-builder.js';
 import { importInput, inspected, jobCompleted, jobCreated, mappingsApplied, uploaded } from './import-fixtures.js';
 
@@ -79,6 +80,7 @@ export class WorkflowHarness {
       connection: this.env.nativeConnection,
       taskQueue,
       workflowBundle: { code: this.code },
+      sinks: WORKFLOW_SINKS,
       activities,
     });
   }

@@ -265,6 +265,11 @@ export const CONFIG_VARIABLES = {
     readableFile('holding the webhook secret'),
     'unsigned',
   ),
+  OTEL_EXPORTER_OTLP_ENDPOINT: optional(
+    'OTLP/HTTP endpoint of an OpenTelemetry collector (e.g. `http://collector:4318`; spans go to `/v1/traces`): each import is then one trace across the client start, the workflow and its activities. Unset: no traces',
+    httpUrl,
+    'no traces',
+  ),
   IMPORT_FEEDS_FILE: optional(
     'JSON file listing the nightly feeds (see [Nightly imports](operating.md#nightly-imports))',
     anyText,

@@ -121,6 +121,8 @@ export interface Config extends ClientConfig {
     deployment?: WorkerDeployment;
     /** The operator's webhook for failures and operator waits; absent: no notifications. */
     notify?: { url: string; secretFile?: string };
+    /** The OpenTelemetry collector's OTLP/HTTP endpoint; absent: no traces. */
+    otlpEndpoint?: string;
   };
   feeds: FeedConfig[];
 }
