@@ -57,11 +57,9 @@ export function makeNotify(settings: WebhookSettings | undefined) {
         signal: AbortSignal.timeout(settings.timeoutMs),
       });
     } catch (err) {
-      // The cause may name the URL: only its kind goes into the failure.
-      throw ApplicationFailure.retryable(
-        `the webhook could not be reached (${(err as Error).name})`,
-        'WebhookUnreachable',
-      );
+      // The message may name the URL: only the cause's code (ECONNREFUSED, a timeout) goes into the failure.
+      const reason = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
+      throw ApplicationFailure.retryable(`the webhook could not be reached (${reason})`, 'WebhookUnreachable');
     }
     await res.body?.cancel();
     if (res.ok) return;
