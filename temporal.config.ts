@@ -18,7 +18,13 @@
  */
 import { readVariable } from './worker/config/declarations.js';
 import { loadFeeds } from './worker/config/feeds.js';
-import { loadBudgetSettings, loadClientConfig, loadS3Config, loadWorkerDeployment } from './worker/config/load.js';
+import {
+  loadBudgetSettings,
+  loadClientConfig,
+  loadNotifyWebhook,
+  loadS3Config,
+  loadWorkerDeployment,
+} from './worker/config/load.js';
 import { readServiceConfig } from './worker/config/service.js';
 import type { Config, Env } from './worker/config/types.js';
 
@@ -88,6 +94,8 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
       heartbeatThrottleMs: readVariable(env, 'WORKER_HEARTBEAT_THROTTLE'),
       logLevel: readVariable(env, 'LOG_LEVEL'),
       deployment: loadWorkerDeployment(env),
+      notify: loadNotifyWebhook(env),
+      otlpEndpoint: readVariable(env, 'OTEL_EXPORTER_OTLP_ENDPOINT'),
     },
     feeds: loadFeeds(env),
   };

@@ -16,6 +16,7 @@ import { makeInspectSource } from './inspect-source.js';
 import type { JobRecordGate, JobRecordReader } from './job-record/gate.js';
 import { makeListFeedObjects } from './list-feed-objects.js';
 import type { MappingLocks } from './mapping-lock.js';
+import { makeNotify, type WebhookSettings } from './notify/webhook.js';
 import { makeReadImportStates, type WorkflowStatuses } from './read-import-states.js';
 import { ReferenceCache } from './reference-cache.js';
 import type { ParallelParts } from './s3/ranged-reader.js';
@@ -62,6 +63,8 @@ export interface ActivityDeps {
   /** Where the tenant's worker processes share their sweeps; without one, this process sweeps for itself. */
   sweepBoard?: SweepBoard;
   settings: ActivitySettings;
+  /** The operator's webhook; absent: `notify` sends nothing. */
+  notify?: WebhookSettings;
   /** Metrics hook: bytes as they move into an upload. */
   onBytesUploaded?: (bytes: number) => void;
 }
@@ -102,6 +105,7 @@ export function createActivities(deps: ActivityDeps) {
     listFeedObjects: makeListFeedObjects({ s3 }),
     readImportStates: makeReadImportStates({ workflows: deps.workflows }),
     countWindowSpend: makeCountWindowSpend({ service }),
+    notify: makeNotify(deps.notify),
     ...createDryRunActivities({
       ...calls,
       s3,

@@ -89,9 +89,15 @@ export async function importFile(rawInput: ImportFileInput): Promise<ImportFileR
   }
 }
 
-/** The steps in order. How a step runs again, waits and fails is the run's business (import-run.ts). */
+/** Starts the run; its outcome (and the metrics of it) is the run's to report. */
 async function importSteps(input: ImportFileInput): Promise<ImportFileResult> {
   const run = ImportRun.start(input);
+  return run.outcomeOf(() => steps(run));
+}
+
+/** The steps in order. How a step runs again, waits and fails is the run's business (import-run.ts). */
+async function steps(run: ImportRun): Promise<ImportFileResult> {
+  const { input } = run;
   const inspected = await run.step('inspectSource', inspectSource(run));
   for (const warning of inspected.warnings) log.warn(`source ${input.source.bucket}/${input.source.key}: ${warning}`);
   await run.step('planRows', planRows(run));

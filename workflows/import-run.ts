@@ -35,6 +35,8 @@ import {
 import { fnv1a64 } from './contracts/job-key.js';
 import { abandonSignal, progressQuery, retrySignal } from './contracts/messages.js';
 import { budgetWaitOf, classifyFailure, failureMessageOf, failureTypeOf } from './failure-classification.js';
+import { ImportMetrics, type ImportOutcome, type OperatorWaitEnd, triggerOf } from './import-metrics.js';
+import { notificationId, sendNotification } from './notify.js';
 import { activityOptionsFor, type StepOptionsContext } from './retry-policies.js';
 
 /** Workflows released by the same reset are spread over this span so they do not all call at once. */
@@ -71,6 +73,7 @@ interface StepStart {
 export class ImportRun {
   readonly info: WorkflowInfo = workflowInfo();
   readonly progress: ImportProgress;
+  readonly metrics: ImportMetrics;
   private readonly onFailure: OnFailureMode;
   private readonly awaitRetryTimeoutMs: number;
   private readonly stepContext: StepOptionsContext;
@@ -92,6 +95,10 @@ export class ImportRun {
   private timedMs = 0;
   private retryRequested = false;
   private abandonRequested = false;
+  /** Set when the operator abandoned the import, so its outcome says so. */
+  private abandoned = false;
+  /** Operator waits so far in this run: each is an event of its own for the webhook. */
+  private operatorWaits = 0;
 
   private constructor(readonly input: ImportFileInput) {
     this.onFailure = input.onFailure ?? 'fail';
@@ -105,6 +112,7 @@ export class ImportRun {
     // Budgets are those of the worker's credential; a tenant named here is only checked against it.
     const tenant = input.tenant;
     this.progress = { phase: 'validating', ...(tenant !== undefined ? { tenant } : {}) };
+    this.metrics = new ImportMetrics({ entity_type: input.entityType, trigger: triggerOf(input, this.info) });
   }
 
   /** A run of a validated, normalised input, answering its query and signals from now on. */
@@ -171,6 +179,23 @@ export class ImportRun {
         if (isCancellation(err)) throw err;
         rerun = { run: rerun.run + 1, afterFailureType: await this.recover(step, err) };
       }
+    }
+  }
+
+  /** Runs the import's steps and counts how it ended (completed, failed, abandoned or cancelled). */
+  async outcomeOf(steps: () => Promise<ImportFileResult>): Promise<ImportFileResult> {
+    const sinceStartMs = () => Date.now() - this.info.startTime.getTime();
+    try {
+      const result = await steps();
+      this.metrics.ended('completed', sinceStartMs());
+      // One part per import: the file goes whole into its job.
+      this.metrics.delivered(result.bytes, 1);
+      return result;
+    } catch (err) {
+      const outcome: ImportOutcome = isCancellation(err) ? 'cancelled' : this.abandoned ? 'abandoned' : 'failed';
+      this.metrics.ended(outcome, sinceStartMs());
+      if (outcome === 'failed') await this.notifyFailed(err);
+      throw err;
     }
   }
 
@@ -246,7 +271,10 @@ export class ImportRun {
     log.info(
       `daily budget of ${wait?.endpoint ?? 'an endpoint'} is spent; waiting until ${this.progress.waitingForBudgetUntil}`,
     );
+    const endpoint = wait?.endpoint ?? 'unknown';
+    this.metrics.budgetWaitStarted(endpoint);
     await sleep(untilMs - now);
+    this.metrics.budgetWaitEnded(endpoint, Date.now() - now);
     this.budgetWaitMs += Date.now() - now;
     this.progress.waitingForBudgetUntil = undefined;
   }
@@ -260,14 +288,45 @@ export class ImportRun {
       since: new Date(since).toISOString(),
       until: new Date(since + this.awaitRetryTimeoutMs).toISOString(),
     };
+    this.metrics.operatorWaitStarted(step, type);
+    this.operatorWaits += 1;
+    await sendNotification({
+      id: notificationId('import-awaiting-operator', this.info.runId, this.operatorWaits),
+      kind: 'import-awaiting-operator',
+      text: `Import ${this.info.workflowId} waits for an operator: ${step} failed (${type}). Fix the cause, then \`retry\` or \`abandon\` it by ${this.progress.awaitingRetry.until}.`,
+      fields: { ...this.notificationFields(), step, failureType: type, failure: message },
+    });
     const signalled = await condition(() => this.retryRequested || this.abandonRequested, this.awaitRetryTimeoutMs);
     this.progress.awaitingRetry = undefined;
-    const abandoned = this.abandonRequested;
+    this.abandoned = this.abandonRequested;
     this.dropOperatorSignals();
+    const end: OperatorWaitEnd = !signalled ? 'timed-out' : this.abandoned ? 'abandoned' : 'retried';
+    this.metrics.operatorWaitEnded(end);
     if (!signalled) {
       throw this.stepFailure(step, type, `${message} (no retry signal within ${this.awaitRetryTimeoutMs} ms)`);
     }
-    if (abandoned) throw this.stepFailure(step, type, `${message} (abandoned by the operator)`);
+    if (this.abandoned) throw this.stepFailure(step, type, `${message} (abandoned by the operator)`);
+  }
+
+  private async notifyFailed(err: unknown): Promise<void> {
+    const failure = this.progress.lastError;
+    await sendNotification({
+      id: notificationId('import-failed', this.info.runId),
+      kind: 'import-failed',
+      text: `Import ${this.info.workflowId} failed${failure ? `: ${failure.step} failed (${failure.type})` : ''}.`,
+      fields: {
+        ...this.notificationFields(),
+        ...(failure ? { step: failure.step, failureType: failure.type } : {}),
+        failure: failureMessageOf(err),
+      },
+    });
+  }
+
+  /** What every notification of this import says: which import, which file. */
+  private notificationFields(): Record<string, string> {
+    const { workflowId, runId, namespace } = this.info;
+    const { bucket, key } = this.input.source;
+    return { workflowId, runId, namespace, file: `s3://${bucket}/${key}`, entityType: this.input.entityType };
   }
 
   private dropOperatorSignals(): void {

@@ -40,5 +40,6 @@ export async function nightlyImport(input: NightlyImportInput): Promise<NightlyI
   } while (token !== undefined);
 
   await run.untilAllChildrenEnd();
+  await run.reportFailures();
   return run.tally;
 }

@@ -50,6 +50,7 @@ export function importInputForObject(feedId: string, feed: NightlyFeed, object: 
     tenant: feed.tenant,
     // Unattended: a failed object fails its child, and the next night retries it.
     onFailure: 'fail',
+    trigger: 'schedule',
   };
   if (feed.importSource !== undefined) input.importSource = feed.importSource;
   if (feed.activityTypeId !== undefined) input.activityTypeId = feed.activityTypeId;

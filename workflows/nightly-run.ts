@@ -36,6 +36,7 @@ import {
   rememberSpend,
   spendOfResult,
 } from './nightly-policy.js';
+import { notificationId, sendNotification } from './notify.js';
 import { ACTIVITY_RETRY_POLICY, SHORT_CALL_TIMEOUT_MS } from './retry-policies.js';
 
 const { listFeedObjects, readBudgetUsage, readImportStates } = proxyActivities<NightlyActivities>({
@@ -181,6 +182,30 @@ export class NightlyRun {
       childStartsPerRun: CHILD_STARTS_PER_RUN,
       recentSpend: this.recentSpend,
     };
+  }
+
+  /** Tells the operator's webhook when the night ended with failures: one event per night, whatever its runs. */
+  async reportFailures(): Promise<void> {
+    const { failedCount, failed, started, succeeded } = this.tally;
+    if (failedCount === 0) return;
+    const info = workflowInfo();
+    await sendNotification({
+      // The first run's id: the same night through every continue-as-new.
+      id: notificationId('nightly-failures', info.firstExecutionRunId),
+      kind: 'nightly-failures',
+      text: `Nightly import of feed ${this.feedId}: ${failedCount} of ${started} imports failed.`,
+      fields: {
+        workflowId: info.workflowId,
+        feed: this.feedId,
+        started: String(started),
+        succeeded: String(succeeded),
+        failed: String(failedCount),
+        firstFailures: failed
+          .slice(0, 5)
+          .map((f) => `${f.key} (${f.reason})`)
+          .join('; '),
+      },
+    });
   }
 
   private childIdOf(o: FeedObject): string {

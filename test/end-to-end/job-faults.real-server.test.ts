@@ -30,7 +30,7 @@ import type { importFile } from '../../workflows/import-file.js';
 import { DEMO_TOKENS, type Simulator, startSimulator } from '../simulator/server.js';
 import { InMemoryBudgetGate, SPEC_BUDGET_SETTINGS } from '../support/in-memory-budget-gate.js';
 import { createEnvironment } from '../support/temporal-server.js';
-import { bundleWorkflows } from '../support/workflow-bundle.js';
+import { bundleWorkflows, WORKFLOW_SINKS } from '../support/workflow-bundle.js';
 
 const BUCKET = 'job-faults';
 const KEY = 'accounts.csv';
@@ -118,6 +118,7 @@ describe('job faults through a whole import on a real server', () => {
       connection: env.nativeConnection,
       taskQueue,
       workflowBundle: { code },
+      sinks: WORKFLOW_SINKS,
       activities: short,
     });
     const uploads = await Worker.create({

@@ -26,6 +26,7 @@ import { type LocalS3, S3RVER_CREDENTIALS, startLocalS3 } from '../../worker/dem
 import { startDevServer } from '../../worker/demo/local-temporal.js';
 import { createActivityDeps } from '../../worker/process/dependencies.js';
 import { runWorker } from '../../worker/process/run-worker.js';
+import type { Tracing } from '../../worker/process/tracing.js';
 import { DEMO_TOKENS, type Simulator, type SimulatorOptions, startSimulator } from '../simulator/server.js';
 import { createDevServerWith, createEnvironment } from './temporal-server.js';
 import { bundleWorkflows } from './workflow-bundle.js';
@@ -66,8 +67,8 @@ export interface FullStack {
   timeCompression: number;
   /** The worker's environment (as `npm start` reads it), with `extra` on top. */
   workerEnv(extra?: WorkerVariables): Record<string, string>;
-  /** A worker in this process, built from workerEnv(extra); resolves once it polls. */
-  startWorker(extra?: WorkerVariables): Promise<InProcessWorker>;
+  /** A worker in this process, built from workerEnv(extra), with `tracing` when given; resolves once it polls. */
+  startWorker(extra?: WorkerVariables, tracing?: Tracing): Promise<InProcessWorker>;
   putObject(key: string, body: string | Uint8Array): Promise<void>;
   close(): Promise<void>;
 }
@@ -149,7 +150,7 @@ export async function startFullStack(options: FullStackOptions): Promise<FullSta
     taskQueue,
     timeCompression,
     workerEnv,
-    async startWorker(extra) {
+    async startWorker(extra, tracing) {
       const vars = workerEnv(extra);
       // The S3 client reads credentials from the AWS default chain, as in production.
       process.env.AWS_ACCESS_KEY_ID = vars.AWS_ACCESS_KEY_ID;
@@ -166,6 +167,7 @@ export async function startFullStack(options: FullStackOptions): Promise<FullSta
         connection: env.nativeConnection,
         client: env.client,
         signal: abort.signal,
+        tracing,
         deps: { ...deps, settings: { ...deps.settings, timeCompression } },
         onReady: () => ready(),
       });

@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { inject } from 'vitest';
+import { createTracing, TRACING_WORKFLOW_MODULES } from '../../worker/process/tracing.js';
 import { WORKFLOWS_SOURCE } from '../../worker/process/workflow-source.js';
 
 const quietBundlerLogger = {
@@ -19,6 +20,12 @@ const quietBundlerLogger = {
   error: (message: string) => process.stderr.write(`${message}\n`),
 };
 
+/**
+ * The sink the bundle's tracing interceptors send workflow spans to, here
+ * dropping them: a worker of this bundle passes it (runWorker does so itself).
+ */
+export const WORKFLOW_SINKS = createTracing(undefined).worker.sinks;
+
 /** The bundle's code, for `workflowBundle: { code }` or a file WORKFLOW_BUNDLE_PATH names. */
 export async function bundleWorkflows(): Promise<string> {
   const built = bundleOfThisRun();
@@ -27,7 +34,11 @@ export async function bundleWorkflows(): Promise<string> {
 
 /** Bundles the workflow code now (about 2 s of CPU). */
 export async function buildWorkflowBundle(): Promise<string> {
-  const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_SOURCE, logger: quietBundlerLogger });
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: WORKFLOWS_SOURCE,
+    workflowInterceptorModules: TRACING_WORKFLOW_MODULES,
+    logger: quietBundlerLogger,
+  });
   return code;
 }
 

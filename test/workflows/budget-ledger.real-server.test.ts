@@ -27,7 +27,7 @@ import {
 import type { BudgetedEndpoint } from '../../workflows/contracts/endpoints.js';
 import { exhaustedSignal, reserveUpdate, usageQuery } from '../../workflows/contracts/messages.js';
 import { createDevServerWith, createEnvironment } from '../support/temporal-server.js';
-import { bundleWorkflows } from '../support/workflow-bundle.js';
+import { bundleWorkflows, WORKFLOW_SINKS } from '../support/workflow-bundle.js';
 import { recordHistory } from './recorded-histories.js';
 
 const DAY_MS = 86_400_000;
@@ -77,6 +77,7 @@ describe('budget ledger on the dev server', () => {
       connection: env.nativeConnection,
       taskQueue: queue,
       workflowBundle: { code },
+      sinks: WORKFLOW_SINKS,
       activities: nothingSpent,
     });
   const gateWith = (tenant: string, settings: BudgetSettings) =>
@@ -213,6 +214,7 @@ describe('budget ledger on a dev server that suggests continue-as-new early', ()
       connection: env.nativeConnection,
       taskQueue,
       workflowBundle: { code: await bundleWorkflows() },
+      sinks: WORKFLOW_SINKS,
       activities: nothingSpent,
     });
     running = worker.run();

@@ -21,7 +21,7 @@ import {
 } from '../../workflows/contracts/job-record.js';
 import { jobRecordQuery } from '../../workflows/contracts/messages.js';
 import { createEnvironment } from '../support/temporal-server.js';
-import { bundleWorkflows } from '../support/workflow-bundle.js';
+import { bundleWorkflows, WORKFLOW_SINKS } from '../support/workflow-bundle.js';
 
 const L = DEFAULT_JOB_RECORD_SETTINGS.leaseMs;
 const LAG = DEFAULT_JOB_RECORD_SETTINGS.lagMs;
@@ -40,6 +40,7 @@ describe('job record on the dev server', () => {
       connection: env.nativeConnection,
       taskQueue,
       workflowBundle: { code },
+      sinks: WORKFLOW_SINKS,
       activities: {},
     });
     running = worker.run();

@@ -20,6 +20,7 @@ import {
   type NightlyImportResult,
   objectImportWorkflowId,
 } from '../../workflows/contracts/nightly.js';
+import type { NotificationInput } from '../../workflows/contracts/notification.js';
 import { createEnvironment } from '../support/temporal-server.js';
 
 const TASK_QUEUE = 'nightly-real-server';
@@ -45,6 +46,7 @@ describe('nightlyImport on a real server', () => {
   let s3: LocalS3;
   let worker: Worker;
   let running: Promise<void>;
+  const notifications: NotificationInput[] = [];
 
   beforeAll(async () => {
     env = await createEnvironment();
@@ -62,6 +64,9 @@ describe('nightlyImport on a real server', () => {
         listFeedObjects: makeListFeedObjects({ s3: new S3Source(s3.client) }),
         readBudgetUsage: async () => fullBudget,
         readImportStates: makeReadImportStates({ workflows: temporalWorkflowStatuses(env.client) }),
+        notify: async (n: NotificationInput) => {
+          notifications.push(n);
+        },
       },
     });
     running = worker.run();
@@ -91,6 +96,13 @@ describe('nightlyImport on a real server', () => {
 
     const second = await night('nightly-accounts-2');
     expect(second).toMatchObject({ started: 1, succeeded: 0, skippedAlreadyImported: 3, failedCount: 1 });
+    // One notification per night with failures, naming the failed file.
+    const nights = notifications.filter((n) => n.kind === 'nightly-failures').map((n) => n.fields.workflowId);
+    expect(nights).toEqual(['nightly-accounts-1', 'nightly-accounts-2']);
+    expect(notifications[0]?.fields.firstFailures).toBe(
+      'accounts/broken.csv (InvalidCsvHeader: header lacks Account Domain)',
+    );
+    expect(notifications[0]?.id).toMatch(/^nightly-accounts-1\/[0-9a-f-]+\/nightly-failures$/);
   });
 
   it('counts an import still running from an earlier night apart, and neither starts it again nor calls it imported', async () => {

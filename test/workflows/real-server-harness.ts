@@ -19,6 +19,7 @@ import type { ImportFileInput } from '../../workflows/contracts/import-input.js'
 import type { ImportProgress } from '../../workflows/contracts/import-workflow.js';
 import { progressQuery } from '../../workflows/contracts/messages.js';
 import type { importFile } from '../../workflows/import-file.js';
+import { WORKFLOW_SINKS } from '../support/workflow-bundle.js';
 import type { FailureSpec } from './history-builder.js';
 import {
   importInput,
@@ -50,6 +51,7 @@ export function scriptedActivities(script: Partial<Record<Step, Outcome[]>>) {
     dryRunPreflight: { ok: true, value: inspected, apiCalls: {} },
     diffFieldMappings: { ok: true, value: { inPlace: true, missing: [], unexpected: [] }, apiCalls: {} },
     findImportJobs: { ok: true, value: { via: 'none', jobs: [] }, apiCalls: {} },
+    notify: undefined,
   };
   const answer = (step: Step) => async (input: unknown) => {
     calls.push({ step, input, taskQueue: Context.current().info.taskQueue });
@@ -87,6 +89,7 @@ export class WorkflowHarness {
       connection: this.env.nativeConnection,
       taskQueue,
       workflowBundle: { code: this.code },
+      sinks: WORKFLOW_SINKS,
       activities,
     });
   }

@@ -171,6 +171,8 @@ export function importInputFromFlags(
   }
   raw.tenant ??= defaults.tenant;
   raw.jobTimeoutMs ??= defaults.jobTimeoutMs;
+  // Who started it, for the outcome metrics only.
+  raw.trigger ??= 'cli';
   const lostPrecision = unsafeSourceIdProblem(raw.fieldMappings, file);
   if (lostPrecision) throw new UsageError(lostPrecision);
   const problems = importInputProblems(raw);

@@ -255,6 +255,21 @@ export const CONFIG_VARIABLES = {
         ? (text.toUpperCase() as LogLevel)
         : fail(name, `one of ${LOG_LEVELS.join(', ')}`, text),
   ),
+  NOTIFY_WEBHOOK_URL: optional(
+    'Webhook that gets a notification when an import fails, an import waits for an operator, or a night ends with failures: Slack-compatible JSON, sent at least once, a repeat carrying the same `event.id` and `Idempotency-Key`. Unset: no notifications. Never logged (a Slack URL is itself a secret)',
+    httpUrl,
+    'no notifications',
+  ),
+  NOTIFY_WEBHOOK_SECRET_FILE: optional(
+    'File holding a shared secret: each notification then carries `X-Signature-256: sha256=<HMAC-SHA256 of the body>`. Re-read at every send, so it can be rotated; never sent',
+    readableFile('holding the webhook secret'),
+    'unsigned',
+  ),
+  OTEL_EXPORTER_OTLP_ENDPOINT: optional(
+    'OTLP/HTTP endpoint of an OpenTelemetry collector (e.g. `http://collector:4318`; spans go to `/v1/traces`): each import is then one trace across the client start, the workflow and its activities. Unset: no traces',
+    httpUrl,
+    'no traces',
+  ),
   IMPORT_FEEDS_FILE: optional(
     'JSON file listing the nightly feeds (see [Nightly imports](operating.md#nightly-imports))',
     anyText,

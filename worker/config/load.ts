@@ -90,3 +90,18 @@ export function loadWorkerDeployment(env: Env = process.env): WorkerDeployment |
     buildId: readVariable(env, 'WORKER_BUILD_ID') as string,
   };
 }
+
+/** The notification webhook; a secret file with no webhook to sign for is a mistake worth a clear line. */
+export function loadNotifyWebhook(env: Env = process.env): Config['worker']['notify'] {
+  const url = readVariable(env, 'NOTIFY_WEBHOOK_URL');
+  const secretFile = readVariable(env, 'NOTIFY_WEBHOOK_SECRET_FILE');
+  if (url === undefined) {
+    if (secretFile !== undefined) {
+      throw new ConfigError(
+        'NOTIFY_WEBHOOK_SECRET_FILE is set but NOTIFY_WEBHOOK_URL is not: set the webhook, or unset the secret file',
+      );
+    }
+    return undefined;
+  }
+  return secretFile === undefined ? { url } : { url, secretFile };
+}

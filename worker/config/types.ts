@@ -119,6 +119,10 @@ export interface Config extends ClientConfig {
     logLevel: LogLevel;
     /** Set: the worker polls as this deployment version; absent: as today, unversioned. */
     deployment?: WorkerDeployment;
+    /** The operator's webhook for failures and operator waits; absent: no notifications. */
+    notify?: { url: string; secretFile?: string };
+    /** The OpenTelemetry collector's OTLP/HTTP endpoint; absent: no traces. */
+    otlpEndpoint?: string;
   };
   feeds: FeedConfig[];
 }

@@ -52,6 +52,7 @@ export function createActivityDeps(config: Config, client: Client, metrics?: Wor
       // The service may commit a create that long after its last byte, and list the job that long after again.
       createSettleMs: 2 * config.jobRecord.lagMs,
     },
+    notify: config.worker.notify && { ...config.worker.notify, timeoutMs: service.requestTimeoutMs },
     onBytesUploaded: metrics ? (n) => metrics.bytesUploaded(n) : undefined,
   };
 }

@@ -20,6 +20,7 @@ import { pollTaskQueue, uploadTaskQueue } from '../../workflows/contracts/budget
 import { createActivityDeps } from './dependencies.js';
 import type { WorkerMetrics } from './metrics.js';
 import type { PollingWorkers } from './readiness.js';
+import { createTracing, TRACING_WORKFLOW_MODULES, type Tracing } from './tracing.js';
 import { workflowSource } from './workflow-source.js';
 
 interface RunWorkerOptions {
@@ -31,6 +32,8 @@ interface RunWorkerOptions {
   signal?: AbortSignal;
   /** Overrides the dependencies built from config (tests). */
   deps?: ActivityDeps;
+  /** Spans of activities and workflows; absent: off (the bundled workflow interceptors still need their sink). */
+  tracing?: Tracing;
   /** Called once the workers are polling, with them (for the readiness checks). */
   onReady?: (workers: PollingWorkers) => void;
 }
@@ -41,8 +44,16 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
   // awaitJobCompletion stays on the main queue too, for polls scheduled there before polls had their own.
   const { uploadData, planRows, ...shortActivities } = createActivities(deps);
   const { awaitJobCompletion } = shortActivities;
+  const tracing = options.tracing ?? createTracing(undefined);
+  const source = workflowSource(config.worker.workflowBundlePath);
   const common = {
     connection,
+    sinks: tracing.worker.sinks,
+    interceptors: {
+      activity: tracing.worker.activityInterceptors,
+      // A prebuilt bundle has them already (and the SDK refuses modules beside one).
+      ...(source.workflowsPath ? { workflowModules: TRACING_WORKFLOW_MODULES } : {}),
+    },
     namespace: config.temporal.namespace,
     ...deploymentOptions(config.worker.deployment),
     maxHeartbeatThrottleInterval: config.worker.heartbeatThrottleMs,
@@ -50,7 +61,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
 
   const main = await Worker.create({
     ...common,
-    ...workflowSource(config.worker.workflowBundlePath),
+    ...source,
     taskQueue: config.temporal.taskQueue,
     activities: shortActivities,
     maxConcurrentActivityTaskExecutions: config.worker.maxConcurrentActivities,

@@ -12,6 +12,7 @@ import { Client } from '@temporalio/client';
 import { makeTelemetryFilterString, NativeConnection, Runtime } from '@temporalio/worker';
 import { type Config, ConfigError, loadConfig } from '../../temporal.config.js';
 import { pollTaskQueue, uploadTaskQueue } from '../../workflows/contracts/budget.js';
+import { IMPORT_HISTOGRAM_BUCKETS } from '../../workflows/contracts/import-metrics.js';
 import { EXIT } from '../shared/exit-codes.js';
 import { packageVersion } from '../shared/version.js';
 import { ConnectFailedError, connectWithRetry } from './connect-with-retry.js';
@@ -21,6 +22,7 @@ import { createLogger, writeFatal } from './logging.js';
 import { createWorkerMetrics } from './metrics.js';
 import { Readiness } from './readiness.js';
 import { runWorker } from './run-worker.js';
+import { createTracing, otlpProcessor } from './tracing.js';
 import { describeWorkflowSource, workflowSource } from './workflow-source.js';
 
 /** host:port as a socket address, an IPv6 host in brackets. */
@@ -35,7 +37,15 @@ function installRuntime(config: Config, logger: ReturnType<typeof createLogger>)
       logger,
       telemetryOptions: {
         logging: { forward: {}, filter: makeTelemetryFilterString({ core: 'WARN' }) },
-        metrics: port > 0 ? { prometheus: { bindAddress: socketAddress(httpHost, port) } } : undefined,
+        metrics:
+          port > 0
+            ? {
+                prometheus: {
+                  bindAddress: socketAddress(httpHost, port),
+                  histogramBucketOverrides: IMPORT_HISTOGRAM_BUCKETS,
+                },
+              }
+            : undefined,
       },
     });
   } catch (err) {
@@ -66,6 +76,9 @@ function startupFacts(config: Config): Record<string, unknown> {
     deployment: config.worker.deployment ?? 'unversioned',
     metrics: url(metricsPort, '/metrics'),
     health: url(healthPort, '/healthz, /readyz'),
+    traces: config.worker.otlpEndpoint ?? 'off',
+    // On or off only: the URL may itself be a secret (a Slack webhook).
+    notifications: config.worker.notify ? 'on' : 'off',
   };
 }
 
@@ -128,7 +141,9 @@ async function run(
       `cannot reach the Temporal server at ${address} (${err.reason})${tries}; set TEMPORAL_ADDRESS, or WORKER_CONNECT_TIMEOUT to wait longer`,
     );
   });
-  const client = new Client({ connection, namespace: config.temporal.namespace });
+  const otlp = config.worker.otlpEndpoint;
+  const tracing = createTracing(otlp ? otlpProcessor(otlp) : undefined);
+  const client = new Client({ connection, namespace: config.temporal.namespace, interceptors: tracing.client });
   readiness.connected(connection, client);
   const metrics = createWorkerMetrics(runtime.metricMeter);
   const deps = createActivityDeps(config, client, metrics);
@@ -138,6 +153,7 @@ async function run(
       connection,
       client,
       metrics,
+      tracing,
       deps: { ...deps, settings: { ...deps.settings, timeCompression: options.timeCompression } },
       onReady: (workers) => {
         readiness.polling(workers);
@@ -145,6 +161,7 @@ async function run(
       },
     });
   } finally {
+    await tracing.shutdown();
     await connection.close();
   }
 }

@@ -5,5 +5,10 @@
  */
 import type { ImportActivities, LedgerActivities, NightlyActivities } from './activities.js';
 import type { DryRunActivities } from './dry-run.js';
+import type { NotifyActivities } from './notification.js';
 
-export type AllActivities = ImportActivities & NightlyActivities & LedgerActivities & DryRunActivities;
+export type AllActivities = ImportActivities &
+  NightlyActivities &
+  LedgerActivities &
+  DryRunActivities &
+  NotifyActivities;

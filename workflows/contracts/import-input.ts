@@ -33,6 +33,14 @@ export const MAPPING_OBJECT_TYPE_OF_ENTITY: Readonly<Partial<Record<EntityType, 
 /** The `dataType`s the service documents for a mapping; anything else is most likely a typo. */
 export const MAPPING_DATA_TYPES = ['string', 'number', 'boolean', 'date'] as const;
 
+/**
+ * Who started an import, for the outcome metrics: the operator CLI or a
+ * nightly feed's Schedule. Optional: an import started otherwise (the SDK,
+ * the Temporal UI) counts as `other`, and one an operator Reset counts as `reset`.
+ */
+export const IMPORT_TRIGGERS = ['cli', 'schedule'] as const;
+export type ImportTrigger = (typeof IMPORT_TRIGGERS)[number];
+
 export const ON_FAILURE_MODES = ['fail', 'await-retry'] as const;
 
 /**
@@ -102,6 +110,8 @@ export interface ImportFileInput {
   jobTimeoutMs?: number;
   /** How the rows are read, and what happens to the ones the service would refuse. */
   rows?: RowOptions;
+  /** Who started the import (metrics only; it changes nothing the import does). */
+  trigger?: ImportTrigger;
 }
 
 export const TENANT_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
@@ -246,6 +256,11 @@ export function importInputProblems(input: unknown): string[] {
   }
   if (input.jobTimeoutMs !== undefined && !positiveMs(input.jobTimeoutMs)) {
     problems.push('jobTimeoutMs must be a positive whole number of milliseconds');
+  }
+  if (input.trigger !== undefined && !oneOf(IMPORT_TRIGGERS, input.trigger)) {
+    problems.push(
+      `trigger, when given, must be one of ${IMPORT_TRIGGERS.join(', ')}, got ${JSON.stringify(input.trigger)}`,
+    );
   }
   if (input.rows !== undefined) problems.push(...rowOptionProblems(input.rows));
   return problems;

@@ -26,7 +26,7 @@ import { failureOf, runActivity } from '../../support/activities.js';
 import { SPEC_BUDGET_SETTINGS } from '../../support/in-memory-budget-gate.js';
 import { InMemoryJobRecordGate } from '../../support/in-memory-job-record-gate.js';
 import { createEnvironment } from '../../support/temporal-server.js';
-import { bundleWorkflows } from '../../support/workflow-bundle.js';
+import { bundleWorkflows, WORKFLOW_SINKS } from '../../support/workflow-bundle.js';
 
 const MINUTE_MS = 60_000;
 const DAY_MINUTES = 24 * 60;
@@ -92,6 +92,7 @@ describe('daily budgets on a real Temporal server', () => {
       connection: env.nativeConnection,
       taskQueue,
       workflowBundle: { code },
+      sinks: WORKFLOW_SINKS,
       activities: { countWindowSpend: makeCountWindowSpend({ service: recordService }) },
     });
     running = worker.run();
@@ -265,6 +266,7 @@ describe('daily budgets on a real Temporal server', () => {
       connection: env.nativeConnection,
       taskQueue: seededQueue,
       workflowBundle: { code },
+      sinks: WORKFLOW_SINKS,
       activities: { countWindowSpend: makeCountWindowSpend({ service: spentService }) },
     });
     try {

@@ -31,7 +31,7 @@ import { claimCreateUpdate, releaseMappingLockSignal } from '../../../workflows/
 import { failureOf, runActivity } from '../../support/activities.js';
 import { SPEC_BUDGET_SETTINGS } from '../../support/in-memory-budget-gate.js';
 import { createDevServerWith } from '../../support/temporal-server.js';
-import { bundleWorkflows } from '../../support/workflow-bundle.js';
+import { bundleWorkflows, WORKFLOW_SINKS } from '../../support/workflow-bundle.js';
 
 let env: TestWorkflowEnvironment;
 
@@ -61,6 +61,7 @@ async function entityWorker(taskQueue = `entities-${randomUUID()}`): Promise<{ w
     connection: env.nativeConnection,
     taskQueue,
     workflowBundle: { code: await bundleWorkflows() },
+    sinks: WORKFLOW_SINKS,
     activities: {
       countWindowSpend: async () => ({ createJob: 0, submitData: 0, listJobs: 0 }),
       // Every import these tests name is running.

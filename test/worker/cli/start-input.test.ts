@@ -45,7 +45,7 @@ function problemOf(run: () => unknown): string {
 }
 
 describe('importInputFromFlags', () => {
-  it('builds the input from flags, naming the job after the file and filling the default tenant', () => {
+  it('builds the input from flags, naming the job after the file and filling the default tenant and the trigger', () => {
     const input = importInputFromFlags(
       { bucket: 'crm', key: 'drops/accounts.csv', entityType: 'Account', listAction: 'insert' },
       inTenant('acme'),
@@ -58,6 +58,7 @@ describe('importInputFromFlags', () => {
       listAction: 'insert',
       tenant: 'acme',
       jobTimeoutMs: 86_400_000,
+      trigger: 'cli',
     });
   });
 

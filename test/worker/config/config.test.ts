@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { inspect } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
@@ -203,6 +204,21 @@ describe('Worker Versioning: WORKER_DEPLOYMENT_NAME and WORKER_BUILD_ID', () => 
     ],
   ])('refuses one without the other: %o', (env, message) => {
     expect(errorOf(() => loadConfig(env)).message).toBe(message);
+  });
+
+  it('reads the notification webhook, and refuses a secret file with no webhook to sign for', () => {
+    const secretFile = fileURLToPath(import.meta.url);
+    expect(loadConfig({}).worker.notify).toBeUndefined();
+    expect(
+      loadConfig({ NOTIFY_WEBHOOK_URL: 'https://hooks.example.com/x', NOTIFY_WEBHOOK_SECRET_FILE: secretFile }).worker
+        .notify,
+    ).toEqual({
+      url: 'https://hooks.example.com/x',
+      secretFile,
+    });
+    expect(errorOf(() => loadConfig({ NOTIFY_WEBHOOK_SECRET_FILE: secretFile })).message).toBe(
+      'NOTIFY_WEBHOOK_SECRET_FILE is set but NOTIFY_WEBHOOK_URL is not: set the webhook, or unset the secret file',
+    );
   });
 
   it.each([

@@ -185,6 +185,7 @@ describe('the worker entry point', () => {
       ...SERVICE,
       TEMPORAL_ADDRESS: '127.0.0.1:1',
       TEMPORAL_API_KEY: 'temporal-api-key-do-not-print',
+      NOTIFY_WEBHOOK_URL: 'https://hooks.example.com/services/T0/B0/webhook-path-do-not-print',
       WORKER_CONNECT_TIMEOUT: '0',
       WORKER_METRICS_PORT: '0',
       WORKER_HEALTH_PORT: '0',
@@ -198,8 +199,11 @@ describe('the worker entry point', () => {
       apiKey: true,
       taskQueues: ['bulk-import', 'bulk-import-uploads', 'bulk-import-polls'],
       deployment: 'unversioned',
+      traces: 'off',
+      notifications: 'on',
     });
     expect(run.output).not.toContain('temporal-api-key-do-not-print');
+    expect(run.output).not.toContain('webhook-path-do-not-print');
     expect(run.output).not.toContain(TOKEN);
   });
 
