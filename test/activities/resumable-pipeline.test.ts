@@ -79,7 +79,7 @@ async function startWorld(limits: Partial<typeof SPEC_BUDGET_SETTINGS.limits> = 
     // The activities run without a workflow here, and none asks for a mapping lock.
     mappingLocks: { acquire: () => Promise.reject(new Error('no mapping lock is taken in this test')) },
     // No Temporal server: the records' own decisions, held in memory, with a short fence.
-    jobRecord: new InMemoryJobRecordGate({ leaseMs: 1_500, lagMs: 100, retryAfterMs: 100 }),
+    jobRecord: new InMemoryJobRecordGate({ leaseMs: 1_500, lagMs: 100, deliveryBoundMs: 200, retryAfterMs: 100 }),
     settings: {
       maxFileBytes: 5 * 1024 ** 3,
       // The spec's 60 s poll ceiling in 40 ms: service time 1,500 times faster (the listing grace: 10 ms).
