@@ -113,6 +113,8 @@ function attempt(workflowId: string, runId: string, activityId: string, n = 1): 
     attempt: n,
     // Later attempts are scheduled later, as Temporal schedules them: the job record orders them so.
     currentAttemptScheduledTimestampMs: ++attemptsScheduled,
+    // The create's own limit (retry-policies.ts): its waits for an earlier create fit in it.
+    startToCloseTimeoutMs: 10 * 60_000,
     workflowExecution: { workflowId, runId },
   } as Partial<Info>;
 }
