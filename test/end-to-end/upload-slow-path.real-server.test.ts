@@ -8,7 +8,9 @@
  * (SIGSTOP) at once. Temporal gives the upload to another worker after the
  * heartbeat timeout (60 s), long past the lease and lag (3 s + 1 s) and well
  * within the bound (2 min). The proxy delivers the frozen worker's body once
- * the other worker's attempt has run for 10 s, or has sent a body of its own.
+ * the other worker's attempt has claimed the upload in the job record and
+ * then read the job and run 10 s more (or sent a body of its own), or read
+ * nothing for 20 s (it is waiting; lease + lag is 4 s).
  *
  * The service is LENIENT (it accepts every complete PUT that began while the
  * job was `new`), so only the takeover's wait can keep the second body away:
@@ -18,16 +20,23 @@
  *
  * Slow by nature: the heartbeat timeout (60 s) and the rest of the bound.
  */
+
+import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { JOB_RECORD_WORKFLOW_TYPE } from '../../workflows/contracts/job-record.js';
+import { jobRecordQuery } from '../../workflows/contracts/messages.js';
 import { type HoldingProxy, startHoldingProxy } from '../support/holding-proxy.js';
-import { type ImportHandle, putsTo, startImport, type WorkerPool, workerPool } from '../support/killable-worker.js';
+import { putsTo, startImport, type WorkerPool, workerPool } from '../support/killable-worker.js';
 import { activityWorkers, waitFor } from '../support/operator-actions.js';
 import { accountsCsv, type OperatorStack, sha256, startOperatorStack } from '../support/operator-stack.js';
-import { jobsNamed } from '../support/sim-inspect.js';
+import { jobsNamed, simRequests } from '../support/sim-inspect.js';
 
 // The chaos soak's case: a small file, all of it in flight at once.
 const file = accountsCsv(315 * 1024);
+/** How long the takeover may run after its read of the job before the held body is let go. */
 const TAKEOVER_RUNS_MS = 10_000;
+/** With no read of the job this long after the takeover claimed the upload, it is waiting out the bound. */
+const QUIET_MS = 20_000;
 
 describe('a frozen worker’s last bytes on a slow path to the service (lenient service)', () => {
   let stack: OperatorStack;
@@ -56,23 +65,42 @@ describe('a frozen worker’s last bytes on a slow path to the service (lenient 
     const handle = await startImport(stack, 'slow-path.csv', 'slow-path');
     // Every byte of the body, the fenced tail included, has left the worker.
     await waitFor(() => (proxy.heldBytes >= file.length ? true : undefined));
+    // Asked while its worker still answers: a frozen worker's cached record answers nobody for a while.
+    const record = await recordOf(stack, handle.workflowId);
+    const frozenOwner = await uploadOwner(record);
     slow.freeze();
     const [job] = await jobsNamed(stack.sim.baseUrl, handle.workflowId);
     if (!job) throw new Error('no job was made');
 
-    const other = await workers.start();
-    // Its attempt runs (or, sending at once, already began a PUT of its own: the held one is the first).
-    await waitFor(async () => (await uploadAttemptOn(handle, other.identity)) ?? (await putsTo(stack, job.id))[1]);
-    const until = Date.now() + TAKEOVER_RUNS_MS;
+    await workers.start();
+    // The other worker's attempt has claimed the upload (its first Updates may wait for the frozen worker's
+    // sticky tasks to time out): from here the old wait let it read the job and send within a second.
     await waitFor(async () => {
-      const sentItself = (await putsTo(stack, job.id)).some((put) => put.bodyComplete === true);
-      return sentItself || Date.now() >= until ? true : undefined;
+      const owner = await uploadOwner(record);
+      return owner !== undefined && owner !== frozenOwner ? true : undefined;
     });
+    // Its first service call (its budget reservation may wait for the frozen worker's ledger tasks): with the
+    // old wait a read of the job as `new` and then a PUT; with the bound, nothing for a minute.
+    const claimedAt = Date.now();
+    const statusReads = async () =>
+      (await simRequests(stack.sim.baseUrl)).filter((r) => r.endpoint === 'jobStatus' && r.path.endsWith(`/${job.id}`));
+    const readsBefore = (await statusReads()).length;
+    const readAt = await waitFor(async () => {
+      if ((await statusReads()).length > readsBefore) return Date.now();
+      return Date.now() >= claimedAt + QUIET_MS ? 0 : undefined;
+    });
+    if (readAt > 0) {
+      const until = readAt + TAKEOVER_RUNS_MS;
+      await waitFor(async () => {
+        const sentItself = (await putsTo(stack, job.id)).some((put) => put.bodyComplete === true);
+        return sentItself || Date.now() >= until ? true : undefined;
+      });
+    }
     proxy.release();
 
     const result = await handle.result();
     expect(result).toMatchObject({ jobId: job.id, state: 'completed', uploadSkipped: true });
-    expect(activityWorkers(await handle.fetchHistory(), 'uploadData')).toEqual([other.identity]);
+    expect(activityWorkers(await handle.fetchHistory(), 'uploadData')).not.toContain(slow.identity);
     const [late, ...more] = await putsTo(stack, job.id);
     expect(more).toEqual([]);
     expect(late).toMatchObject({ status: 200, bodyComplete: true, body: { bytes: file.length } });
@@ -81,9 +109,24 @@ describe('a frozen worker’s last bytes on a slow path to the service (lenient 
   }, 400_000);
 });
 
-/** True once an attempt of uploadData runs on the given worker. */
-async function uploadAttemptOn(handle: ImportHandle, identity: string): Promise<true | undefined> {
-  const pending = (await handle.describe()).raw.pendingActivities ?? [];
-  const running = pending.some((a) => a.activityType?.name === 'uploadData' && a.lastWorkerIdentity === identity);
-  return running ? true : undefined;
+/** The job record of the import's file version (the only record of this stack's run). */
+async function recordOf(stack: OperatorStack, importId: string) {
+  const id = await waitFor(async () => {
+    for await (const run of stack.env.client.workflow.list({ query: `WorkflowType="${JOB_RECORD_WORKFLOW_TYPE}"` })) {
+      return run.workflowId;
+    }
+    return undefined;
+  });
+  const handle = stack.env.client.workflow.getHandle(id);
+  const view = await handle.query(jobRecordQuery);
+  expect(view.openIntents.find((i) => i.intent === 'upload')?.owner.workflowId).toBe(importId);
+  return handle;
+}
+
+/** Which attempt owns the upload now, as "activityId@scheduledMs"; undefined while the record cannot answer. */
+async function uploadOwner(record: WorkflowHandle): Promise<string | undefined> {
+  const view = await record.query(jobRecordQuery).catch(() => undefined);
+  if (!view) return undefined;
+  const owner = view.openIntents.find((i) => i.intent === 'upload')?.owner;
+  return owner && `${owner.activityId}@${owner.scheduledMs}`;
 }
