@@ -76,6 +76,7 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
     jobRecord: {
       leaseMs: readVariable(env, 'IMPORT_RECORD_LEASE'),
       lagMs: readVariable(env, 'IMPORT_RECORD_LAG'),
+      deliveryBoundMs: readVariable(env, 'IMPORT_DELIVERY_BOUND'),
       releaseCheckMs: readVariable(env, 'IMPORT_RECORD_RELEASE_CHECK'),
     },
     upload: {

@@ -12,8 +12,9 @@
  *
  * Settle: an attempt that takes over an intent some owner had confirmed waits
  * until that owner's last bytes cannot still arrive and the service has had
- * its lag to commit and list them: leaseMs + lagMs after the last confirm, by
- * the record's clock. That clock (the workflow task's time) is never earlier
+ * its lag to commit and list them: the lease (the last bytes leave within
+ * it), the delivery bound (bytes that left arrive within it or never) and the
+ * lag, after the last confirm, by the record's clock. That clock (the workflow task's time) is never earlier
  * than the confirm's send and never later than the real now, so the
  * remainder it computes is never too short. An intent never confirmed sent
  * nothing complete: no wait.
@@ -148,24 +149,37 @@ function refusal(kind: 'stale' | 'foreign', owner: Attempt, state: JobRecordStat
   };
 }
 
-/** How long a takeover waits after the latest confirm of an intent: until its lease ran out and the lag passed. */
+/** What is left of `fullMs` counted from `sinceMs`: never more than it, never below 0. */
+function remainder(fullMs: number, sinceMs: number, nowMs: number): number {
+  return Math.min(fullMs, Math.max(0, fullMs - (nowMs - sinceMs)));
+}
+
+/**
+ * How long a takeover waits after the latest confirm of an intent: until its
+ * lease ran out, its last bytes arrived or never will, and the lag passed.
+ */
 export function settleAfterConfirm(confirmedAtMs: number | undefined, settings: JobRecordSettings, nowMs: number) {
   if (confirmedAtMs === undefined) return 0;
-  const full = settings.leaseMs + settings.lagMs;
-  return Math.min(full, Math.max(0, full - (nowMs - confirmedAtMs)));
+  return remainder(settings.leaseMs + deliveryBoundOf(settings) + settings.lagMs, confirmedAtMs, nowMs);
+}
+
+/** A record started before the bound existed carries no value for it: the default, never none. */
+function deliveryBoundOf(settings: JobRecordSettings): number {
+  return settings.deliveryBoundMs ?? DEFAULT_JOB_RECORD_SETTINGS.deliveryBoundMs;
 }
 
 /**
  * How long a new upload waits after the intent before it. An owner that ended
- * its request needs only the lag, and only if its last bytes left; an earlier
- * owner's confirm it inherited and never followed with its own still counts.
+ * its request (its last bytes left before it said so) needs the delivery bound
+ * and the lag, and only if its last bytes left; an earlier owner's confirm it
+ * inherited and never followed with its own still counts.
  */
 function settleAfterUpload(previous: UploadIntent | undefined, settings: JobRecordSettings, nowMs: number): number {
   if (!previous) return 0;
   const ended = previous.ended;
   if (!ended || !previous.ownerConfirmed) return settleAfterConfirm(previous.confirmedAtMs, settings, nowMs);
   if (!ended.lastBytesSent) return 0;
-  return Math.min(settings.lagMs, Math.max(0, settings.lagMs - (nowMs - ended.atMs)));
+  return remainder(deliveryBoundOf(settings) + settings.lagMs, ended.atMs, nowMs);
 }
 
 function known(job: RecordedJob): KnownJob & { kind: 'known' } {
@@ -226,11 +240,20 @@ export function confirm(state: JobRecordState, request: ConfirmRequest, nowMs: n
   return { state: next, answer: { granted: true, leaseMs: s.settings.leaseMs } };
 }
 
+/**
+ * Only the states the spec names after `new` say the job holds its file. Any
+ * other word (`queued`, `created`, a state added later) says nothing: the
+ * upload reads the job again before it sends or skips.
+ */
+function holdsData(jobState: string): boolean {
+  return jobState === 'processing' || jobState === 'completed';
+}
+
 function recordJob(s: JobRecordState, job: { jobId: string; state: string }, seq: number): JobRecordState {
-  const jobState = job.state.toLowerCase();
+  const jobState = job.state.trim().toLowerCase();
   if (jobState === 'failed') return { ...s, failedJobs: [...s.failedJobs, job.jobId] };
   const creator = s.create && !s.create.released ? s.create.owner : undefined;
-  const recorded: RecordedJob = { id: job.jobId, state: jobState, hasData: jobState !== 'new', createIntent: seq };
+  const recorded: RecordedJob = { id: job.jobId, state: jobState, hasData: holdsData(jobState), createIntent: seq };
   if (creator) recorded.creator = creator;
   return { ...s, job: recorded, ...(s.create ? { create: { ...s.create, ended: 'created' as const } } : {}) };
 }
@@ -308,21 +331,22 @@ export function uploadEnded(state: JobRecordState, request: UploadEndedRequest, 
 }
 
 /**
- * What the service said of the record's job. Out of `new`: it holds the file.
+ * What the service said of the record's job. `processing` or `completed`: it
+ * holds the file; `new` or a state the spec does not name changes nothing.
  * `completed` ends the record's work; `failed` forgets the job (remembered
  * among failedJobs, never reused) so a later import creates another.
  */
 export function noteJobState(state: JobRecordState, request: NoteJobStateRequest, nowMs: number): Step<JobRecordView> {
   const s = touched(state, nowMs);
   const job = s.job;
-  const jobState = request.state.toLowerCase();
+  const jobState = request.state.trim().toLowerCase();
   if (!job || job.id !== request.jobId || job.terminal) return { state: s, answer: view(s) };
   if (jobState === 'failed') {
     const { job: _failed, create: _c, upload: _u, ...rest } = s;
     const next = { ...rest, failedJobs: [...s.failedJobs, job.id] };
     return { state: next, answer: view(next) };
   }
-  if (jobState === 'new') return { state: s, answer: view(s) };
+  if (!holdsData(jobState)) return { state: s, answer: view(s) };
   const updated: RecordedJob = { ...job, state: jobState, hasData: true };
   if (jobState === 'completed') updated.terminal = 'completed';
   const next = { ...s, job: updated };

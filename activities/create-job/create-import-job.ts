@@ -14,7 +14,8 @@
  *   an unusable answer) reports nothing and fails retryably: the next attempt
  *   is told to resolve.
  * - resolve: an earlier owner may have made a job. Wait until it would be
- *   listed, counted from this claim (which comes after that POST ended), then
+ *   listed, counted from this claim (which comes after that POST ended), or
+ *   fail retryably after that wait when it outlasts this attempt; then
  *   search only `new` jobs for the intent's key, every page: found, it is the
  *   job; none, the record opens a fresh intent.
  * So the happy path makes no list call: a create costs the same whatever the
@@ -31,15 +32,16 @@ import type {
 } from '../../workflows/contracts/job-record.js';
 import { HEARTBEAT_PULSE_MS, withHeartbeatPulse } from '../heartbeat-pulse.js';
 import type { JobRecordGate, JobRecordSession } from '../job-record/gate.js';
+import { knownJobState, unexpectedJobState } from '../job-state.js';
 import { ReferenceCache } from '../reference-cache.js';
-import type { CreateImportJobBody, FencedCallOptions, ImportJob } from '../service/types.js';
+import type { CreatedJob, CreateImportJobBody, FencedCallOptions } from '../service/types.js';
 import { ServiceCalls, type ServiceCallsDeps } from '../service-calls.js';
 import { type CustomSourceService, onCustomSource } from './custom-source-name.js';
 import { type JobListingService, JobSearch } from './job-search.js';
 
 /** What this activity needs of the service client. */
 export interface JobCreationService extends JobListingService, CustomSourceService {
-  createJob(body: CreateImportJobBody, options?: FencedCallOptions): Promise<ImportJob>;
+  createJob(body: CreateImportJobBody, options?: FencedCallOptions): Promise<CreatedJob>;
 }
 
 export interface CreateImportJobDeps extends ServiceCallsDeps {
@@ -137,7 +139,9 @@ async function createThroughRecord(
         break;
       case 'resolve': {
         // Counted from this claim, which came after the earlier POST ended (or its worker died).
-        await sleepHeartbeating(Math.max(answer.settleMs, deps.settleMs), deps.sliceMs, beat);
+        const settleMs = Math.max(answer.settleMs, deps.settleMs);
+        if (deps.now() + settleMs > endsAt) throw unsettled(settleMs);
+        await sleepHeartbeating(settleMs, deps.sliceMs, beat);
         const found = await search.find({
           entityType: input.entityType,
           jobKey: answer.jobKey,
@@ -176,7 +180,7 @@ async function post(
   };
   const body = createBody(input, intent.jobKey);
   const signal = Context.current().cancellationSignal;
-  let job: ImportJob;
+  let job: CreatedJob;
   try {
     job = await calls.run('createJob', () => deps.service.createJob(body, { signal, fence }));
   } catch (err) {
@@ -188,14 +192,30 @@ async function post(
     }
     throw err;
   }
-  const answer = await session.resolveCreate(intent.seq, { jobId: job.id, state: job.state });
+  const state = knownJobState(job.state) ?? (await stateReadAgain(job.id, deps, calls));
+  if (!state.trim()) throw unexpectedJobState(job.id, state, 'it was not recorded; the next attempt searches for it');
+  const answer = await session.resolveCreate(intent.seq, { jobId: job.id, state });
   if (answer.kind === 'known' && answer.jobId !== job.id) {
     log.warn('The record names another job for this file version than the create made', {
       created: job.id,
       recorded: answer.jobId,
     });
   }
+  if (knownJobState(state) === undefined) {
+    throw unexpectedJobState(job.id, state, 'the job is kept for this file version and no file was sent to it');
+  }
   return answer;
+}
+
+/**
+ * A create answered with a state the spec does not name (`queued`), or none:
+ * what the job holds is read, never assumed (a job taken to hold its file
+ * would never get it).
+ */
+async function stateReadAgain(jobId: string, deps: RecordCreateDeps, calls: ServiceCalls): Promise<string> {
+  const signal = Context.current().cancellationSignal;
+  const job = await calls.run('jobStatus', () => deps.service.getJob(jobId, { signal }));
+  return knownJobState(job.state) ?? job.state;
 }
 
 function createBody(input: CreateImportJobInput, jobKey: string): CreateImportJobBody {
@@ -216,6 +236,21 @@ function inProgress(reason: string, retryAfterMs: number): ApplicationFailure {
     type: 'ImportInProgress',
     message: `${reason}; this import follows its job once it is known`,
     nextRetryDelay: retryAfterMs,
+  });
+}
+
+/**
+ * The wait for an earlier create to settle outlasts this attempt (a long
+ * delivery bound): the next attempt, after that wait, asks the record again,
+ * which counts from the same confirm.
+ */
+function unsettled(settleMs: number): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: 'ImportInProgress',
+    message:
+      `an earlier attempt's create may still reach the service for ${settleMs} ms (IMPORT_DELIVERY_BOUND), ` +
+      'longer than this attempt may run; the next attempt searches for its job after that',
+    nextRetryDelay: settleMs,
   });
 }
 

@@ -16,6 +16,7 @@ import type {
   ActivityFields,
   ActivityType,
   CallOptions,
+  CreatedJob,
   CreateImportJobBody,
   CustomSource,
   FencedCallOptions,
@@ -92,7 +93,7 @@ export class ServiceClient {
    * resend after a 401 asks again): refused, the request ends short of its
    * length and cannot create a job.
    */
-  createJob(body: CreateImportJobBody, opts: FencedCallOptions = {}): Promise<ImportJob> {
+  createJob(body: CreateImportJobBody, opts: FencedCallOptions = {}): Promise<CreatedJob> {
     return this.#transport.short({
       endpoint: 'createJob',
       path: endpointPath('createJob'),

@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import type { FieldMapping } from '../../workflows/contracts/import-input.js';
-import type { ActivityFields, ActivityType, CustomSource, ImportJob, ImportJobList } from './types.js';
+import type { ActivityFields, ActivityType, CreatedJob, CustomSource, ImportJob, ImportJobList } from './types.js';
 
 /** An int64 id as JSON gives it: a safe integer, or the decimal string parseJsonExact made of a larger one. */
 const int64Id = z
@@ -33,8 +33,11 @@ const importJob = z.looseObject({
   activityTypeId: z.number().int().nullish(),
 });
 
-/** A created job is `new` (spec), whether or not the answer says so. */
-const createdJob = importJob.extend({ state: optionalText.transform((v) => v ?? 'new') });
+/**
+ * A created job should be `new` (spec), but an answer without a state says
+ * nothing: the caller reads the job again rather than assume.
+ */
+const createdJob = importJob.extend({ state: optionalText });
 
 /** A job in a list: without an id it cannot be used, and it is left out; without a state its state is unknown. */
 const listedJob = importJob.extend({ state: optionalText });
@@ -57,7 +60,7 @@ export interface Shape<T> {
 
 export const shapes = {
   importJob: { describes: 'an import job object { id, state }', schema: importJob as z.ZodType<ImportJob> },
-  createdJob: { describes: 'the created import job { id }', schema: createdJob as z.ZodType<ImportJob> },
+  createdJob: { describes: 'the created import job { id }', schema: createdJob as z.ZodType<CreatedJob> },
   importJobList: {
     describes: 'a job list { data: [job] }',
     // totalCount is optional and unreliable (service-facts.md): a hint, checked by whoever reads it.

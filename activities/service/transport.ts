@@ -184,8 +184,9 @@ export class Transport {
       r.upload?.answered();
       status = res.statusCode;
       if (!r.upload) this.#lastAnswerMs = performance.now() - sentAt;
-      const text = await res.body.text();
-      if (status < 200 || status > 299) {
+      const refused = status < 200 || status > 299;
+      const text = refused ? await refusalText(res.body) : await res.body.text();
+      if (refused) {
         const facts = parseRedactedErrorBody(text, String(res.headers['content-type'] ?? ''), [token]);
         const retryAfterMs = parseRetryAfter(res.headers['retry-after'], Date.now());
         const tokenRotated = status === 401 && (await this.replacedSince(version));
@@ -255,6 +256,19 @@ export class Transport {
     } catch {
       // A failing metrics hook must not turn a finished call into a failed one.
     }
+  }
+}
+
+/**
+ * An error answer's body, or '' when the connection broke before all of it
+ * came (a service that answers mid-upload may reset the connection right
+ * after): the status arrived, and it is the answer; its details are lost.
+ */
+async function refusalText(body: { text(): Promise<string> }): Promise<string> {
+  try {
+    return await body.text();
+  } catch {
+    return '';
   }
 }
 

@@ -21,6 +21,9 @@ export interface ImportJob {
   activityTypeId?: number;
 }
 
+/** A create's answer: its state may be missing (read the job again then). */
+export type CreatedJob = Omit<ImportJob, 'state'> & { state?: ImportJobState };
+
 /** A job as the list shows it: its state may be missing too. */
 export type ListedJob = Omit<ImportJob, 'state'> & { state?: ImportJobState };
 

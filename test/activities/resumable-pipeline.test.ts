@@ -79,7 +79,7 @@ async function startWorld(limits: Partial<typeof SPEC_BUDGET_SETTINGS.limits> = 
     // The activities run without a workflow here, and none asks for a mapping lock.
     mappingLocks: { acquire: () => Promise.reject(new Error('no mapping lock is taken in this test')) },
     // No Temporal server: the records' own decisions, held in memory, with a short fence.
-    jobRecord: new InMemoryJobRecordGate({ leaseMs: 1_500, lagMs: 100, retryAfterMs: 100 }),
+    jobRecord: new InMemoryJobRecordGate({ leaseMs: 1_500, lagMs: 100, deliveryBoundMs: 200, retryAfterMs: 100 }),
     settings: {
       maxFileBytes: 5 * 1024 ** 3,
       // The spec's 60 s poll ceiling in 40 ms: service time 1,500 times faster (the listing grace: 10 ms).
@@ -113,6 +113,8 @@ function attempt(workflowId: string, runId: string, activityId: string, n = 1): 
     attempt: n,
     // Later attempts are scheduled later, as Temporal schedules them: the job record orders them so.
     currentAttemptScheduledTimestampMs: ++attemptsScheduled,
+    // The create's own limit (retry-policies.ts): its waits for an earlier create fit in it.
+    startToCloseTimeoutMs: 10 * 60_000,
     workflowExecution: { workflowId, runId },
   } as Partial<Info>;
 }

@@ -97,11 +97,11 @@ describe('job faults through a whole import on a real server', () => {
       budget: new InMemoryBudgetGate(SPEC_BUDGET_SETTINGS),
       workflows: { statusOf: async () => undefined },
       mappingLocks: { acquire: () => Promise.reject(new Error('no mapping lock is taken in this test')) },
-      // Short lease and lag: the simulator commits and lists within 2 s.
+      // Short lease, lag and bound: the simulator reads at once and commits and lists within 2 s.
       jobRecord: new TemporalJobRecordGate({
         client: env.client,
         taskQueue,
-        settings: { leaseMs: 3_000, lagMs: 2_000 },
+        settings: { leaseMs: 3_000, lagMs: 2_000, deliveryBoundMs: 1_000 },
       }),
       settings: {
         maxFileBytes: 5 * 1024 ** 3,

@@ -25,6 +25,10 @@
  * - refuseUploadOnHeaders: answer a data PUT from its headers alone (401,
  *   403, 404, 413, 429...), never use its body, and hang up the same way;
  *   with a delayNext for submitData, only after that delay (slow checks);
+ * - refuseUploadMidBody: after K body bytes of a data PUT, answer an error
+ *   status (401 by default), and reset the connection (a TCP RST) once its
+ *   head and half its body are out, as a proxy or a service that gives up on
+ *   a request may: the status arrives, the rest of the answer never does;
  * - spellStates: show job states in other spellings (`New`, `COMPLETED`) or
  *   as states the spec does not name (`queued`) in job answers.
  * - expireTokenNext: the request's token expires early, before it is checked.
@@ -89,6 +93,7 @@ export class FaultPlan {
   private readonly commitLate = new FaultQueue<number>();
   private readonly earlyAnswer = new FaultQueue<number>();
   private readonly headerRefusal = new FaultQueue<FailFault>();
+  private readonly midBodyRefusal = new FaultQueue<{ afterBytes: number; status: number }>();
   private readonly spelling = new FaultQueue<StateSpelling>();
   readonly jobs = new JobFaults();
 
@@ -174,6 +179,16 @@ export class FaultPlan {
     this.headerRefusal.add(fault, count);
   }
 
+  refuseUploadMidBody(fault: { afterBytes: number; status: number }, count?: number): void {
+    requireNonNegative('refuseUploadMidBody afterBytes', fault.afterBytes);
+    if (!Number.isInteger(fault.status) || fault.status < 400 || fault.status > 599) {
+      throw new Error(
+        `refuseUploadMidBody status must be an HTTP error status (400-599), got ${JSON.stringify(fault.status)}`,
+      );
+    }
+    this.midBodyRefusal.add(fault, count);
+  }
+
   spellStates(spelling: StateSpelling, count?: number): void {
     for (const [state, spelled] of Object.entries(spelling)) {
       if (!['new', 'processing', 'completed', 'failed'].includes(state) || typeof spelled !== 'string' || !spelled) {
@@ -217,6 +232,10 @@ export class FaultPlan {
     return this.headerRefusal.take();
   }
 
+  takeMidBodyRefusal(): { afterBytes: number; status: number } | undefined {
+    return this.midBodyRefusal.take();
+  }
+
   takeSpelling(): StateSpelling | undefined {
     return this.spelling.take();
   }
@@ -226,6 +245,7 @@ export class FaultPlan {
     this.commitLate.clear();
     this.earlyAnswer.clear();
     this.headerRefusal.clear();
+    this.midBodyRefusal.clear();
     this.spelling.clear();
     this.fail.clear();
     this.delay.clear();

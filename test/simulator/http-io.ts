@@ -18,6 +18,12 @@ export interface Reply {
   unanswered?: boolean;
   /** Answer without reading the rest of the request body, then hang up (a lingering close). */
   closeUnread?: boolean;
+  /**
+   * Send the answer's head and the first half of its body, then reset the
+   * connection (a TCP RST over whatever of the request is unread): the status
+   * arrives, the rest of the answer never does.
+   */
+  resetMidAnswer?: boolean;
 }
 
 /** How long a hung-up connection still reads what the client sends (nginx's lingering_timeout is 5 s). */
@@ -47,6 +53,10 @@ export function send(res: ServerResponse, reply: Reply): void {
     'content-type': contentType,
     'content-length': String(bytes.length),
   });
+  if (reply.resetMidAnswer) {
+    res.write(bytes.subarray(0, Math.floor(bytes.length / 2)), () => res.socket?.resetAndDestroy());
+    return;
+  }
   res.end(bytes);
 }
 

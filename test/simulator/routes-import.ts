@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { BudgetedEndpoint } from '../../workflows/contracts/endpoints.js';
 import { ENTITY_TYPES, LIST_ACTIONS } from '../../workflows/contracts/import-input.js';
-import { importError } from './error-bodies.js';
+import { defaultFaultReply, importError } from './error-bodies.js';
 import { json, parseJson, type Reply, readSmallBody, unanswered } from './http-io.js';
 import { publicJob } from './job-store.js';
 import { ACTIVITY_TYPES, activityFields } from './reference-data.js';
@@ -115,6 +115,7 @@ async function submitData(ctx: RouteContext): Promise<Reply> {
     stallAfterBytes: ctx.faults.takeUploadStall(),
     hold: ctx.faults.takeUploadHold(),
     answerEarlyAfterBytes: ctx.faults.takeEarlyAnswer(),
+    refuseMidBody: ctx.faults.takeMidBodyRefusal(),
     throttleBytesPerSec: ctx.chaos.throttleBytesPerSec,
   });
   const declared = ctx.req.headers['content-length'];
@@ -131,6 +132,8 @@ async function submitData(ctx: RouteContext): Promise<Reply> {
     case 'reset':
     case 'stalled':
       return unanswered(0);
+    case 'refused':
+      return { ...defaultFaultReply('submitData', outcome.status), resetMidAnswer: true };
     case 'early':
       if (job.state !== 'new') return notNew(job);
       ctx.store.accept(job, { ...outcome, ...upload }, hold());

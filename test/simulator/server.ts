@@ -128,6 +128,8 @@ export interface Simulator {
   commitUploadLate(delayMs: number, options?: { count?: number }): void;
   answerUploadEarly(bytes: number, options?: { count?: number }): void;
   refuseUploadOnHeaders(status: number, options?: { count?: number; body?: unknown; contentType?: string }): void;
+  /** After `afterBytes` body bytes of a data PUT: answer `status` (default 401), then reset the connection. */
+  refuseUploadMidBody(afterBytes: number, options?: { count?: number; status?: number }): void;
   /** Applies to the next `count` answers that show a job (create, status, upload). */
   spellStates(spelling: StateSpelling, options?: { count?: number }): void;
   /** Clears every queued fault; jobs a holdProcessing fault kept `processing` go on to their end. */
@@ -349,6 +351,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     commitUploadOnAnswer: (delayMs, opts = {}) => faults.commitUploadOnAnswer(delayMs, opts.count),
     commitUploadLate: (delayMs, opts = {}) => faults.commitUploadLate(delayMs, opts.count),
     answerUploadEarly: (bytes, opts = {}) => faults.answerUploadEarly(bytes, opts.count),
+    refuseUploadMidBody: (afterBytes, opts = {}) =>
+      faults.refuseUploadMidBody({ afterBytes, status: opts.status ?? 401 }, opts.count),
     refuseUploadOnHeaders: (status, opts = {}) =>
       faults.refuseUploadOnHeaders({ status, body: opts.body, contentType: opts.contentType }, opts.count),
     spellStates: (spelling, opts = {}) => faults.spellStates(spelling, opts.count),

@@ -17,6 +17,8 @@ type UploadOutcome =
   | { kind: 'reset'; bytes: number }
   /** A stallUploadAfter fault stopped reading; the request stays open until the simulator closes. */
   | { kind: 'stalled'; bytes: number }
+  /** A refuseUploadMidBody fault stopped reading: the route answers its status and resets the connection. */
+  | { kind: 'refused'; bytes: number; status: number }
   /** An answerUploadEarly fault stopped reading: what arrived so far is taken as the file. */
   | { kind: 'early'; bytes: number; sha256: string; header: string[] | undefined };
 
@@ -24,6 +26,7 @@ interface UploadFaults {
   resetAfterBytes?: number;
   stallAfterBytes?: number;
   answerEarlyAfterBytes?: number;
+  refuseMidBody?: { afterBytes: number; status: number };
   /** Stop reading after `afterBytes` until `until` settles, then read on. */
   hold?: { afterBytes: number; until: Promise<void> };
   /** Read the body no faster than this (a slow link or a busy service), so an upload lasts. */
@@ -61,6 +64,11 @@ export function receiveUpload(req: IncomingMessage, maxBytes: number, faults: Up
         hold = undefined;
         req.pause();
         void until.then(() => req.resume());
+        return true;
+      }
+      if (faults.refuseMidBody && bytes >= faults.refuseMidBody.afterBytes) {
+        // Read on: the client goes on writing at full speed until the reset.
+        finish({ kind: 'refused', bytes, status: faults.refuseMidBody.status });
         return true;
       }
       if (faults.answerEarlyAfterBytes !== undefined && bytes >= faults.answerEarlyAfterBytes) {

@@ -11,7 +11,7 @@
  * heartbeat (or start-to-close) timeout, and its retry waits at most the
  * retry policy's longest interval; then the import may still follow another
  * one's create (the record's retry-after), wait out a create's and an
- * upload's takeover settle (lease + lag each), make a few service calls, and
+ * upload's takeover settle (lease + delivery bound + lag each), make a few service calls, and
  * have its job processed and seen to leave the processing list (two sweeps
  * and a confirming read).
  */
@@ -24,9 +24,11 @@ import { progressQuery } from '../../workflows/contracts/messages.js';
 import { ACTIVITY_RETRY_POLICY, activityOptionsFor } from '../../workflows/retry-policies.js';
 import type { Stack } from './stack.js';
 
-/** What the soak's own configuration adds: the workers' request timeout and poll schedule, the simulator's processing. */
+/** What the soak's own configuration adds: the workers' request timeout, poll schedule and delivery bound, the simulator's processing. */
 export interface SoakTimings {
   requestTimeoutMs: number;
+  /** IMPORT_DELIVERY_BOUND: each takeover settle waits it. */
+  deliveryBoundMs: number;
   pollScheduleMs: number[];
   processingMs: number;
 }
@@ -59,7 +61,12 @@ export function settleBoundMs(t: SoakTimings): number {
   // The compiled worker runs production time: a job that ends before a sweep lists it waits the full listing grace.
   const listingGraceMs = DEFAULT_WATCHER_SETTINGS.listLateGraceMs;
   const work =
-    retryAfterMs + 2 * (leaseMs + lagMs) + 4 * t.requestTimeoutMs + t.processingMs + 3 * sweepMs + listingGraceMs;
+    retryAfterMs +
+    2 * (leaseMs + t.deliveryBoundMs + lagMs) +
+    4 * t.requestTimeoutMs +
+    t.processingMs +
+    3 * sweepMs +
+    listingGraceMs;
   return lostAttemptMs() + retryMs + work;
 }
 

@@ -19,9 +19,11 @@ import { createWorker, type SoakWorker } from './workers.js';
 
 export const BUCKET = 'soak-drops';
 
-/** The workers' request timeout and poll schedule and the simulator's processing time (the settle's bound reads them). */
+/** The workers' request timeout, poll schedule and delivery bound and the simulator's processing time (the settle's bound reads them). */
 export const SOAK_TIMINGS: SoakTimings = {
   requestTimeoutMs: 10_000,
+  // Longer than the longest freeze (80 s): a frozen worker's last bytes may sit in its own socket buffer that long.
+  deliveryBoundMs: 120_000,
   pollScheduleMs: [1_000, 2_000, 4_000],
   processingMs: 1_000,
 };
@@ -140,6 +142,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     COMPANY_DATA_TOKEN_FILE: tokenFile,
     COMPANY_DATA_REQUEST_TIMEOUT: `${SOAK_TIMINGS.requestTimeoutMs}ms`,
     UPLOAD_IDLE_TIMEOUT: '30s',
+    IMPORT_DELIVERY_BOUND: `${SOAK_TIMINGS.deliveryBoundMs}ms`,
     IMPORT_POLL_SCHEDULE: SOAK_TIMINGS.pollScheduleMs.map((ms) => `${ms}ms`).join(','),
     IMPORT_JOB_TIMEOUT: '15m',
     WORKER_METRICS_PORT: '0',

@@ -136,6 +136,8 @@ export async function startFullStack(options: FullStackOptions): Promise<FullSta
       WORKFLOW_BUNDLE_PATH: bundlePath,
       WORKER_METRICS_PORT: '0',
       WORKER_HEALTH_PORT: '0',
+      // The simulator is on loopback and reads at once (at worst at its chaos throttle what the kernel buffers hold).
+      IMPORT_DELIVERY_BOUND: '10s',
       ...options.workerEnv,
       ...extra,
     });

@@ -25,6 +25,7 @@ import {
 const version = { tenant: 'acme', bucket: 'feeds', key: 'daily/a.csv', etag: '"abc"' };
 const L = DEFAULT_JOB_RECORD_SETTINGS.leaseMs;
 const LAG = DEFAULT_JOB_RECORD_SETTINGS.lagMs;
+const BOUND = DEFAULT_JOB_RECORD_SETTINGS.deliveryBoundMs;
 const T0 = 1_000_000;
 
 const attempt = (workflowId: string, scheduledMs: number, over: Partial<Attempt> = {}): Attempt => ({
@@ -81,9 +82,14 @@ describe('job record: create', () => {
     });
   });
 
-  it('makes a takeover of a confirmed intent resolve, settling lease + lag after the confirm', () => {
+  it('makes a takeover of a confirmed intent resolve, settling lease + delivery bound + lag after the confirm', () => {
     const { answer, state } = claimCreate(confirmedAt(T0), { attempt: a2 }, T0 + 5_000);
-    expect(answer).toEqual({ kind: 'resolve', seq: 1, jobKey: jobKeyOf(version, 1), settleMs: L + LAG - 5_000 });
+    expect(answer).toEqual({
+      kind: 'resolve',
+      seq: 1,
+      jobKey: jobKeyOf(version, 1),
+      settleMs: L + BOUND + LAG - 5_000,
+    });
     // The resolving owner may search, never create under the key.
     expect(confirm(state, { intent: 'create', seq: 1, attempt: a2 }, T0 + 6_000).answer).toMatchObject({
       granted: false,
@@ -91,7 +97,7 @@ describe('job record: create', () => {
   });
 
   it('needs no settle for a takeover long after the last confirm, but still resolves', () => {
-    const { answer } = claimCreate(confirmedAt(T0), { attempt: a2 }, T0 + L + LAG + 1);
+    const { answer } = claimCreate(confirmedAt(T0), { attempt: a2 }, T0 + L + BOUND + LAG + 1);
     expect(answer).toMatchObject({ kind: 'resolve', settleMs: 0 });
   });
 
@@ -100,7 +106,7 @@ describe('job record: create', () => {
     const a3 = attempt('wf-a', T0 + 120_000);
     expect(claimCreate(second, { attempt: a3 }, T0 + 2_000).answer).toMatchObject({
       kind: 'resolve',
-      settleMs: L + LAG - 2_000,
+      settleMs: L + BOUND + LAG - 2_000,
     });
   });
 
@@ -130,7 +136,7 @@ describe('job record: create', () => {
     const ownerClosed = { workflowId: a1.workflowId, runId: a1.runId };
     expect(claimCreate(state, { attempt: b1, ownerClosed }, T0 + 10).answer).toMatchObject({
       kind: 'resolve',
-      settleMs: L + LAG - 10,
+      settleMs: L + BOUND + LAG - 10,
     });
   });
 
@@ -210,15 +216,28 @@ describe('job record: upload', () => {
     expect(noteJobState(noted.state, { jobId: 'j1', state: 'new' }, T0 + 2_000).state.job?.hasData).toBe(true);
   });
 
+  it.each(['queued', 'created', 'Uploaded', ''])(
+    'never takes a job in a state the spec does not name (%j) for one that holds its file',
+    (unknown) => {
+      const up1 = attempt('wf-a', T0 + 5_000, { activityId: '4' });
+      const made = resolveCreate(confirmedAt(T0), { seq: 1, attempt: a1, job: { jobId: 'j1', state: unknown } }, T0);
+      expect(made.answer).toMatchObject({ kind: 'known', jobId: 'j1', hasData: false });
+      expect(claimUpload(made.state, { jobId: 'j1', attempt: up1 }, T0 + 1_000).answer).toMatchObject({ kind: 'send' });
+      const noted = noteJobState(withJob(), { jobId: 'j1', state: unknown }, T0 + 1_000).state;
+      expect(noted.job).toMatchObject({ state: 'new', hasData: false });
+      expect(claimUpload(noted, { jobId: 'j1', attempt: up1 }, T0 + 1_000).answer).toMatchObject({ kind: 'send' });
+    },
+  );
+
   it('refuses a job that is not the record’s', () => {
     expect(claimUpload(withJob(), { jobId: 'other', attempt: up1 }, T0).answer).toMatchObject({ kind: 'refused' });
   });
 
-  it('fences the superseded uploader and makes the next settle lease + lag after its confirm', () => {
+  it('fences the superseded uploader and makes the next settle lease + bound + lag after its confirm', () => {
     let state = claimUpload(withJob(), { jobId: 'j1', attempt: up1 }, T0 + 10_000).state;
     state = confirm(state, { intent: 'upload', seq: 2, attempt: up1 }, T0 + 20_000).state;
     const step = claimUpload(state, { jobId: 'j1', attempt: up2 }, T0 + 22_000);
-    expect(step.answer).toEqual({ kind: 'send', seq: 3, settleMs: L + LAG - 2_000 });
+    expect(step.answer).toEqual({ kind: 'send', seq: 3, settleMs: L + BOUND + LAG - 2_000 });
     expect(confirm(step.state, { intent: 'upload', seq: 2, attempt: up1 }, T0 + 23_000).answer).toMatchObject({
       granted: false,
     });
@@ -234,12 +253,12 @@ describe('job record: upload', () => {
     expect(claimUpload(state, { jobId: 'j1', attempt: up2 }, T0 + 12_000).answer).toMatchObject({ settleMs: 0 });
   });
 
-  it('settles only the lag after a broken request whose last bytes left', () => {
+  it('settles the delivery bound and the lag after a broken request whose last bytes left', () => {
     let state = claimUpload(withJob(), { jobId: 'j1', attempt: up1 }, T0 + 10_000).state;
     state = confirm(state, { intent: 'upload', seq: 2, attempt: up1 }, T0 + 20_000).state;
     state = uploadEnded(state, { seq: 2, attempt: up1, lastBytesSent: true }, T0 + 21_000).state;
     expect(claimUpload(state, { jobId: 'j1', attempt: up2 }, T0 + 25_000).answer).toMatchObject({
-      settleMs: LAG - 4_000,
+      settleMs: BOUND + LAG - 4_000,
     });
   });
 
@@ -250,7 +269,7 @@ describe('job record: upload', () => {
     state = uploadEnded(state, { seq: 3, attempt: up2, lastBytesSent: false }, T0 + 22_000).state;
     const up3 = attempt('wf-a', T0 + 80_000, { activityId: '4' });
     expect(claimUpload(state, { jobId: 'j1', attempt: up3 }, T0 + 23_000).answer).toMatchObject({
-      settleMs: L + LAG - 3_000,
+      settleMs: L + BOUND + LAG - 3_000,
     });
   });
 
@@ -276,9 +295,17 @@ describe('job record: upload', () => {
 });
 
 describe('job record: small parts', () => {
-  it('clamps the settle to lease + lag', () => {
+  it('clamps the settle to lease + delivery bound + lag', () => {
     expect(settleAfterConfirm(undefined, DEFAULT_JOB_RECORD_SETTINGS, T0)).toBe(0);
-    expect(settleAfterConfirm(T0 + 5, DEFAULT_JOB_RECORD_SETTINGS, T0)).toBe(L + LAG);
+    expect(settleAfterConfirm(T0 + 5, DEFAULT_JOB_RECORD_SETTINGS, T0)).toBe(L + BOUND + LAG);
+  });
+
+  it('keeps the delivery bound of the worker that started the record; one carried without it gets the default', () => {
+    const started = createRecordState(version, { leaseMs: 3_000, lagMs: 1_000, deliveryBoundMs: 120_000 }, T0);
+    expect(settleAfterConfirm(T0, started.settings, T0 + 4_000)).toBe(120_000);
+    const { deliveryBoundMs: _none, ...olderSettings } = started.settings;
+    const carried = carriedState({ ...started, settings: olderSettings }, version);
+    expect(carried && settleAfterConfirm(T0, carried.settings, T0)).toBe(4_000 + BOUND);
   });
 
   it('names a record by tenant and a hash of bucket, key and the normalised ETag', () => {

@@ -25,6 +25,7 @@ import { bundleWorkflows, WORKFLOW_SINKS } from '../support/workflow-bundle.js';
 
 const L = DEFAULT_JOB_RECORD_SETTINGS.leaseMs;
 const LAG = DEFAULT_JOB_RECORD_SETTINGS.lagMs;
+const BOUND = DEFAULT_JOB_RECORD_SETTINGS.deliveryBoundMs;
 
 describe('job record on the dev server', () => {
   let env: TestWorkflowEnvironment;
@@ -129,8 +130,8 @@ describe('job record on the dev server', () => {
     const takeover = await later.claimCreate();
     expect(takeover).toMatchObject({ kind: 'resolve', seq: claim.seq, jobKey: claim.jobKey });
     if (takeover.kind !== 'resolve') throw new Error('no resolve');
-    expect(takeover.settleMs).toBeGreaterThan(L + LAG - 5_000);
-    expect(takeover.settleMs).toBeLessThanOrEqual(L + LAG);
+    expect(takeover.settleMs).toBeGreaterThan(L + BOUND + LAG - 5_000);
+    expect(takeover.settleMs).toBeLessThanOrEqual(L + BOUND + LAG);
 
     // The zombie's fence is refused, and a stale claim of it too.
     expect(await first.confirm('create', claim.seq)).toBeUndefined();

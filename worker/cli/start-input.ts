@@ -16,6 +16,7 @@ import {
   normaliseImportInput,
 } from '../../workflows/contracts/import-input.js';
 import { integerLiteralFor } from '../../workflows/contracts/json-numbers.js';
+import { workflowIdProblem } from '../../workflows/contracts/workflow-id.js';
 import { UsageError } from './cli-error.js';
 
 export interface StartFlags {
@@ -137,12 +138,14 @@ function withFlag(problem: string): string {
   return flag ? `${flag}: ${problem}` : problem;
 }
 
-/** The validated importFile input; throws a UsageError naming every problem. */
+/** The validated importFile input (and a valid `--workflow-id`); throws a UsageError naming every problem. */
 export function importInputFromFlags(
   flags: StartFlags,
   defaults: InputDefaults,
   read: ReadText = readText,
 ): ImportFileInput {
+  const idProblem = flags.workflowId === undefined ? undefined : workflowIdProblem(flags.workflowId);
+  if (idProblem) throw new UsageError(`--workflow-id ${idProblem}`);
   const usedInputFlags = Object.entries(INPUT_FLAGS)
     .filter(([field]) => flags[field as keyof StartFlags] !== undefined)
     .map(([, flag]) => flag);

@@ -176,13 +176,18 @@ export const CONFIG_VARIABLES = {
   ),
   // The fence's two times: a record keeps the ones of the worker that started it (see the record's settings).
   IMPORT_RECORD_LEASE: variable(
-    "How long a confirm from an object version's job record lets one attempt send the last bytes of a create or an upload; an attempt that takes over waits this plus `IMPORT_RECORD_LAG` after the last confirm. A record keeps the value of the worker that started it. From 2s (the fence keeps 1 s in hand) to 10m",
+    "How long a confirm from an object version's job record lets one attempt send the last bytes of a create or an upload; an attempt that takes over waits this plus `IMPORT_DELIVERY_BOUND` and `IMPORT_RECORD_LAG` after the last confirm. A record keeps the value of the worker that started it. From 2s (the fence keeps 1 s in hand) to 10m",
     durationText(DEFAULT_JOB_RECORD_SETTINGS.leaseMs),
     durationWithin(2_000, 10 * 60_000, '2s to 10m'),
   ),
   IMPORT_RECORD_LAG: variable(
     'How late the service may commit what it received and, again, list a job it made: an upload that takes over waits it once, the search after an uncertain create twice. A record keeps the value of the worker that started it. From 0 to 1h',
     durationText(DEFAULT_JOB_RECORD_SETTINGS.lagMs),
+    durationWithin(0, 60 * 60_000, '0 to 1h'),
+  ),
+  IMPORT_DELIVERY_BOUND: variable(
+    "The fence's one assumption: bytes that left a worker (its socket, the kernel's retransmissions, a proxy, a slow reader at the service) reach the service within this long or never. Every takeover of a create or an upload whose last bytes may have left waits it, on top of `IMPORT_RECORD_LEASE` and `IMPORT_RECORD_LAG`. The default covers Linux's TCP retransmissions (given up after about 15.4 min); set it above the longest a proxy on the way may hold a request. A record keeps the value of the worker that started it. From 0 to 1h",
+    `${DEFAULT_JOB_RECORD_SETTINGS.deliveryBoundMs / 60_000}m`,
     durationWithin(0, 60 * 60_000, '0 to 1h'),
   ),
   IMPORT_RECORD_RELEASE_CHECK: variable(

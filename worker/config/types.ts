@@ -94,10 +94,10 @@ export interface Config extends ClientConfig {
   poll: { scheduleMs: number[]; jitterRatio: number };
   maxFileBytes: number;
   /**
-   * The job records' fence (IMPORT_RECORD_LEASE, IMPORT_RECORD_LAG) and how often a waiting
-   * record looks for a new current release (IMPORT_RECORD_RELEASE_CHECK): given to each record the worker starts.
+   * The job records' fence (IMPORT_RECORD_LEASE, IMPORT_RECORD_LAG, IMPORT_DELIVERY_BOUND) and how often a
+   * waiting record looks for a new current release (IMPORT_RECORD_RELEASE_CHECK): given to each record the worker starts.
    */
-  jobRecord: { leaseMs: number; lagMs: number; releaseCheckMs: number };
+  jobRecord: { leaseMs: number; lagMs: number; deliveryBoundMs: number; releaseCheckMs: number };
   upload: { partSizeBytes: number; parallelParts: ParallelParts };
   worker: {
     maxConcurrentUploads: number;

@@ -65,7 +65,10 @@ const PipelineFailure = {
   UpdateRefused: 'UpdateRefused',
   /** An entity workflow did not take up an Update within the client's patience (a burst, a lost worker): retried. */
   EntityBusy: 'EntityBusy',
-  /** Another import creates this object version's job: this one follows it once it is known (the job record). */
+  /**
+   * Another import creates this object version's job, or an earlier attempt's
+   * create may still arrive: this one follows it once it is known (the job record).
+   */
   ImportInProgress: 'ImportInProgress',
   /** The job record gave this attempt's work to a later attempt: it stopped short of sending anything complete. */
   AttemptSuperseded: 'AttemptSuperseded',

@@ -40,6 +40,12 @@ export interface JobRecordSettings {
   leaseMs: number;
   /** How late the service may commit or list what it received. */
   lagMs: number;
+  /**
+   * The one assumption of the fence: bytes that left a worker (into its
+   * socket, the kernel, a proxy or a slow reader at the service) arrive within
+   * this long or never. Every takeover waits it on top of the lease.
+   */
+  deliveryBoundMs: number;
   /** How long a follower waits before asking again while another import owns the intent. */
   retryAfterMs: number;
   /** A record with no message for this long completes as abandoned. */
@@ -55,6 +61,8 @@ export interface JobRecordSettings {
 export const DEFAULT_JOB_RECORD_SETTINGS: JobRecordSettings = {
   leaseMs: 10_000,
   lagMs: 15_000,
+  // Linux gives up retransmitting unacknowledged bytes after about 924.6 s (tcp_retries2 = 15): 16 min covers it.
+  deliveryBoundMs: 16 * 60_000,
   retryAfterMs: 15_000,
   idleMs: 30 * 86_400_000,
   releaseCheckMs: 60 * 60_000,
@@ -66,7 +74,7 @@ export interface KnownJob {
   jobId: string;
   /** The last state the service reported for it (`new`, `processing`, `completed`, ...). */
   state: string;
-  /** The job holds the file: its state left `new` or an upload was seen through. */
+  /** The job holds the file: the service said `processing` or `completed` (an unknown state says nothing). */
   hasData: boolean;
 }
 

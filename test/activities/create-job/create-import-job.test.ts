@@ -21,7 +21,7 @@ import { InMemoryJobRecordGate } from '../../support/in-memory-job-record-gate.j
 import { budgetWith, type ServiceWorld, startServiceWorld } from '../environment.js';
 
 /** A lease must outlast the 1 s margin the fence keeps before the last byte. */
-const SETTINGS = { leaseMs: 1_500, lagMs: 300, retryAfterMs: 100 };
+const SETTINGS = { leaseMs: 1_500, lagMs: 300, deliveryBoundMs: 400, retryAfterMs: 100 };
 /** How late the service may list a job here (the record's lag and the activity's settle). */
 const SETTLE_MS = 600;
 
@@ -273,6 +273,41 @@ describe('createImportJob through the job record', () => {
     expect(err).toMatchObject({ type: 'InvalidInput', nonRetryable: true });
     expect(err.message).toContain('custom source 4242 (fieldMappings.sourceId) does not exist');
     expect(requestsTo('createJob')).toBe(before);
+  });
+
+  it.each(['queued', 'created'])(
+    'a create answered in a state the spec does not name (%s) reads the job again and records what it read',
+    async (unknown) => {
+      const v = version();
+      w.sim.spellStates({ new: unknown }, { count: 1 });
+      const result = await attempt(input(v), { workflowId: 'import-a', scheduledMs: 1 }).result;
+      expect(result).toMatchObject({ reused: false, state: 'new', apiCalls: { createJob: 1, jobStatus: 1 } });
+      // The record holds a job without its file: the upload sends it.
+      expect(gate.stateOf({ ...v, tenant: budget.tenant })?.job).toMatchObject({ state: 'new', hasData: false });
+    },
+  );
+
+  it('a create answered without a state reads the job again instead of assuming', async () => {
+    const v = version();
+    const made = await w.service.createJob({ dataImportName: 'made elsewhere', entityType: 'Account' });
+    w.sim.failNext('createJob', 200, { body: { id: Number(made.id) } });
+    const result = await attempt(input(v), { workflowId: 'import-a', scheduledMs: 1 }).result;
+    expect(result).toMatchObject({ jobId: made.id, state: 'new', apiCalls: { jobStatus: 1 } });
+  });
+
+  it('a job still in an unknown state when read again is kept and handed to an operator, never taken as holding its file', async () => {
+    const v = version();
+    const creates = requestsTo('createJob');
+    w.sim.spellStates({ new: 'queued' }, { count: 2 });
+    const f = await failureOf(attempt(input(v), { workflowId: 'import-a', scheduledMs: 1 }).result);
+    expect(f).toMatchObject({ type: 'UnexpectedJobState' });
+    expect(f.message).toContain('"queued"');
+    const job = gate.stateOf({ ...v, tenant: budget.tenant })?.job;
+    expect(job).toMatchObject({ state: 'queued', hasData: false });
+    // The operator's retry finds the same job: no second create.
+    const again = await attempt(input(v), { workflowId: 'import-a', scheduledMs: 2 }).result;
+    expect(again).toMatchObject({ jobId: job?.id, reused: true });
+    expect(requestsTo('createJob') - creates).toBe(1);
   });
 
   it('a spent createJob budget fails BudgetExhausted with resetsAt, and nothing is created', async () => {

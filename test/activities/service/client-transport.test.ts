@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ServiceClient } from '../../../activities/service/client.js';
-import { Network, Timeout } from '../../../activities/service/errors.js';
+import { Network, Timeout, Unauthorized } from '../../../activities/service/errors.js';
 import { answerGraceMs } from '../../../activities/service/upload-body.js';
 import { freePort } from '../../../worker/demo/free-port.js';
 import { DEMO_TOKENS } from '../../simulator/server.js';
@@ -53,6 +53,23 @@ describe('ServiceClient: timeouts, network failures and aborts', () => {
     const data = Buffer.concat([CSV_HEAD, Buffer.alloc(2 * 1024 * 1024, 0x61)]);
     const e = await rejectionOf(h.client.submitData(job.id, Readable.from([data]), { contentLength: data.length }));
     expect(e).toBeInstanceOf(Network);
+    expect(h.sim.job(job.id)?.state).toBe('new');
+  });
+
+  it('a 401 answered mid-upload and followed by a reset is the 401, every time (20 runs)', async () => {
+    const job = await h.client.createJob({ dataImportName: 'refused mid-body', entityType: 'Account' });
+    const data = Buffer.concat([CSV_HEAD, Buffer.alloc(4 * 1024 * 1024, 0x61)]);
+    const seen: string[] = [];
+    for (let run = 0; run < 20; run++) {
+      h.sim.refuseUploadMidBody(256 * 1024);
+      // In 16 KiB chunks, as an S3 stream gives them: the client writes on while the answer and the reset arrive.
+      const chunks = Array.from({ length: Math.ceil(data.length / 16_384) }, (_, i) =>
+        data.subarray(i * 16_384, (i + 1) * 16_384),
+      );
+      const e = await rejectionOf(h.client.submitData(job.id, Readable.from(chunks), { contentLength: data.length }));
+      seen.push(e instanceof Unauthorized ? 'Unauthorized' : `${(e as Error).name}: ${(e as Error).message}`);
+    }
+    expect(seen).toEqual(Array(20).fill('Unauthorized'));
     expect(h.sim.job(job.id)?.state).toBe('new');
   });
 

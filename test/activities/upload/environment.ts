@@ -118,7 +118,7 @@ export async function startWorld(options: WorldOptions = {}): Promise<UploadWorl
 }
 
 /** Leases and lags short enough for tests (a lease must outlast the fence's 1 s margin). */
-export const TEST_RECORD_SETTINGS = { leaseMs: 3_000, lagMs: 200 };
+export const TEST_RECORD_SETTINGS = { leaseMs: 3_000, lagMs: 200, deliveryBoundMs: 300 };
 
 export function uploadDeps(world: UploadWorld, overrides: Partial<UploadDataDeps> = {}): UploadDataDeps {
   return {

@@ -226,6 +226,21 @@ describe('an answer before the body ends', () => {
   });
 });
 
+describe('a 401 answered mid-body, then the connection reset', () => {
+  it('is reported as the 401 it was, every time (20 runs), never as a retryable network error', async () => {
+    const bytes = csvBytes(8 * 1024 * 1024);
+    const input = await prepare('refused-mid-body.csv', bytes);
+    const types: string[] = [];
+    for (let run = 0; run < 20; run++) {
+      world.sim.refuseUploadMidBody(1024 * 1024);
+      const attempt = await uploadWithRetries(deps(), input, 1);
+      types.push(`${attempt.failure?.type}${attempt.failure?.nonRetryable ? '' : ' (retryable)'}`);
+    }
+    expect(types).toEqual(Array(20).fill('Unauthorized'));
+    expect(seen(input, bytes)).toMatchObject({ puts: 20, accepted: 0 });
+  });
+});
+
 describe('a PUT refused on its headers, the connection closed', () => {
   it.each([
     { status: 401, type: 'Unauthorized' },

@@ -129,6 +129,32 @@ describe('importInputFromFlags', () => {
     );
   });
 
+  it.each([
+    ['a'.repeat(1_001), 'is 1001 bytes in UTF-8'],
+    // 334 three-byte characters: within 1,000 characters, past 1,000 bytes.
+    ['導'.repeat(334), 'is 1002 bytes in UTF-8'],
+    ['  ', 'must not be empty'],
+  ])('refuses a --workflow-id Temporal would refuse, naming the limit, before reading anything', (id, why) => {
+    const reads: string[] = [];
+    const counting = (path: string) => {
+      reads.push(path);
+      return read(path);
+    };
+    const start = () =>
+      importInputFromFlags({ input: 'input.json', workflowId: id }, { tenant: 'default', jobTimeoutMs: 1 }, counting);
+    expect(start).toThrow(CliError);
+    expect(start).toThrow(`--workflow-id ${why}`);
+    if (why !== 'must not be empty') expect(start).toThrow('at most 1,000 bytes');
+    expect(reads).toEqual([]);
+  });
+
+  it('takes a --workflow-id of exactly 1,000 bytes', () => {
+    const id = `${'é'.repeat(499)}ab`;
+    expect(() =>
+      importInputFromFlags({ input: 'input.json', workflowId: id }, { tenant: 'default', jobTimeoutMs: 1 }, read),
+    ).not.toThrow();
+  });
+
   it('rejects a non-numeric activity type id', () => {
     expect(
       problemOf(() =>

@@ -77,11 +77,21 @@ describe('configuration defaults', () => {
     expect(c.temporal.namespace).toBe('imports');
   });
 
-  it('reads the job records’ lease, lag and release check, 10 s, 15 s and 1 h unless set; a lag of 0 is allowed', () => {
-    expect(loadConfig({}).jobRecord).toEqual({ leaseMs: 10_000, lagMs: 15_000, releaseCheckMs: 3_600_000 });
+  it('reads the job records’ lease, lag, delivery bound and release check, 10 s, 15 s, 16 min and 1 h unless set', () => {
+    expect(loadConfig({}).jobRecord).toEqual({
+      leaseMs: 10_000,
+      lagMs: 15_000,
+      deliveryBoundMs: 960_000,
+      releaseCheckMs: 3_600_000,
+    });
     expect(
-      loadConfig({ IMPORT_RECORD_LEASE: '3s', IMPORT_RECORD_LAG: '0', IMPORT_RECORD_RELEASE_CHECK: '5s' }).jobRecord,
-    ).toEqual({ leaseMs: 3_000, lagMs: 0, releaseCheckMs: 5_000 });
+      loadConfig({
+        IMPORT_RECORD_LEASE: '3s',
+        IMPORT_RECORD_LAG: '0',
+        IMPORT_DELIVERY_BOUND: '2m',
+        IMPORT_RECORD_RELEASE_CHECK: '5s',
+      }).jobRecord,
+    ).toEqual({ leaseMs: 3_000, lagMs: 0, deliveryBoundMs: 120_000, releaseCheckMs: 5_000 });
   });
 
   it('applies budgets, headroom and the reset time', () => {
@@ -127,6 +137,7 @@ describe('configuration errors name the variable and what it expects', () => {
     [{ IMPORT_RECORD_LEASE: '1s' }, /^IMPORT_RECORD_LEASE must be a duration from 2s to 10m; got "1s"/],
     [{ IMPORT_RECORD_LEASE: 'soon' }, /^IMPORT_RECORD_LEASE must be a duration from 2s to 10m/],
     [{ IMPORT_RECORD_LAG: '2h' }, /^IMPORT_RECORD_LAG must be a duration from 0 to 1h; got "2h"/],
+    [{ IMPORT_DELIVERY_BOUND: '2h' }, /^IMPORT_DELIVERY_BOUND must be a duration from 0 to 1h; got "2h"/],
     [{ IMPORT_RECORD_RELEASE_CHECK: '0' }, /^IMPORT_RECORD_RELEASE_CHECK must be a duration from 1s to 1d; got "0"/],
   ])('%o', (env, message) => {
     const err = errorOf(() => loadConfig(env));
