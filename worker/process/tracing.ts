@@ -1,7 +1,7 @@
 /**
  * OpenTelemetry traces through the Temporal SDK's interceptors: the client's
- * start of an import, the workflow's run and each activity it schedules and
- * runs share one trace (the context travels in Temporal headers), exported
+ * start of an import and each activity it runs (workflows are not traced,
+ * see TRACING_WORKFLOW_MODULES), exported
  * over OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT is set and dropped
  * otherwise. Spans carry the SDK's attributes (workflow and activity types,
  * workflow and run ids), never an argument or a result, so the service token
@@ -13,7 +13,6 @@
  * and client spans use the global tracer provider, which only an enabled
  * tracing registers; unregistered, those spans cost nothing.
  */
-import { createRequire } from 'node:module';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { Resource } from '@opentelemetry/resources';
 import { BatchSpanProcessor, NoopSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -28,10 +27,16 @@ import {
 } from '@temporalio/interceptors-opentelemetry';
 import type { InjectedSinks, WorkerOptions } from '@temporalio/worker';
 
-/** The workflow interceptors bundled into every workflow bundle (see workflow-source.ts). */
-export const TRACING_WORKFLOW_MODULES = [
-  createRequire(import.meta.url).resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors'),
-];
+/**
+ * The workflow interceptors bundled into every workflow bundle: none. The
+ * SDK's OpenTelemetry workflow interceptors wrap every handler in awaits of
+ * their own, which moves an Update's completion relative to the timers the
+ * same activation starts or cancels: the budget ledger's recorded histories
+ * then failed to replay (a Timer or Update machine met the other's event).
+ * Until replays are proven with them, workflows are not traced; the client's
+ * start and each activity are.
+ */
+export const TRACING_WORKFLOW_MODULES: string[] = [];
 
 export const SERVICE_NAME = 'import-worker';
 
