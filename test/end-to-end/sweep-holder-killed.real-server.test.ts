@@ -1,9 +1,9 @@
 /**
  * Two worker processes share the tenant's sweeps of the processing list
  * through the sweep board. The process that made the sweep listing an
- * import's job is killed (SIGKILL) while the job still processes: the other
- * process takes the round over when the lease runs out and the import
- * completes, the same job, uploaded once.
+ * import's job is killed (SIGKILL) while the job still processes: the import
+ * completes on the other process, the same job, uploaded once, and no sweep
+ * after the kill comes from the dead process.
  *
  * Slow by nature: a claimed round is left to its holder for a minute, and an
  * import's wait that ran in the killed process is retried only after its
@@ -33,7 +33,7 @@ describe('the process that sweeps for the tenant is killed', () => {
     await stack?.close();
   });
 
-  it('another process takes the sweeps over and the import completes', async () => {
+  it("the import completes, and every sweep after the kill is the survivor's", async () => {
     const fleet = [await workers.start(), await workers.start()];
     const board = () =>
       stack.env.client.workflow
@@ -62,9 +62,9 @@ describe('the process that sweeps for the tenant is killed', () => {
       expect.objectContaining({ id: job.id, state: 'completed', uploads: 1 }),
     ]);
     expect(await acceptedPuts(stack.sim.baseUrl, String(job.id))).toHaveLength(1);
-    // The job's end was seen by sweeps the survivor made after the kill.
+    // The import's wait, retried on the survivor after its heartbeat timeout, may learn the end from its
+    // first quick read, with no sweep at all; any sweep after the kill is the survivor's.
     const later = (await board()).sweeps.filter((s) => Date.parse(s.startedAt) > killedAtMs);
-    expect(later.length).toBeGreaterThan(0);
     for (const sweep of later) expect(sweep.holder.startsWith(`${survivor?.pid}-`)).toBe(true);
   }, 420_000);
 });

@@ -67,6 +67,7 @@ describe('importInputForObject', () => {
       listAction: 'insert',
       tenant: 'acme',
       onFailure: 'fail',
+      trigger: 'schedule',
     });
   });
 
