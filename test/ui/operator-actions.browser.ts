@@ -140,7 +140,12 @@ describe('operator actions in the Temporal Web UI', () => {
 
   /** docs/operating.md "When an import fails": the last workflow task before the failed step (here awaitJobCompletion). */
   const lastTaskBeforeFailedStep = (history: History) => {
-    const scheduled = history.events?.filter((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED);
+    // The failed step's own scheduling: a failure notification is scheduled after it.
+    const scheduled = history.events?.filter(
+      (e) =>
+        e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED &&
+        e.activityTaskScheduledEventAttributes?.activityType?.name === 'awaitJobCompletion',
+    );
     return scheduled?.at(-1)?.activityTaskScheduledEventAttributes?.workflowTaskCompletedEventId;
   };
 
