@@ -11,6 +11,7 @@ import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../worker/demo/free-port.js';
 import { findTemporalBinary } from '../../worker/demo/temporal-binaries.js';
+import { lockDist } from '../support/dist-lock.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const BIN = resolve(ROOT, 'bin/import-worker.js');
@@ -24,9 +25,13 @@ function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...extra };
 }
 
-beforeAll(() => {
+// Held from the build until the file ends: every test here reads dist/.
+let unlockDist: () => void = () => {};
+beforeAll(async () => {
+  unlockDist = await lockDist(ROOT);
   npm(['run', '-s', 'build']);
-}, 180_000);
+}, 11 * 60_000);
+afterAll(() => unlockDist());
 
 describe('npm pack', () => {
   it('ships the compiled code, the prebuilt workflow bundle and the bin, and nothing of test/, .ci/, the demo or the test doubles', () => {

@@ -12,7 +12,7 @@ export const USAGE = `Usage: npm run soak -- [--seed N] [--minutes M] [--workers
   --seed      seeds every random choice: files, start times, faults (default 1)
   --minutes   length of the chaos period, before the settle (default 3; 30 is the long run)
   --workers   compiled worker processes (default 3)
-  --no-build  use dist/ as it is instead of running npm run build first`;
+  --no-build  copy dist/ as it is instead of running npm run build first`;
 
 export function parseSoakArgs(argv: string[]): SoakArgs {
   const { values } = parseArgs({

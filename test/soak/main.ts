@@ -9,10 +9,11 @@
  * details of each violation, and exits 1 on any violation.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { seededRandom } from '../simulator/chaos.js';
+import { lockDist } from '../support/dist-lock.js';
 import { parseSoakArgs, USAGE } from './args.js';
 import { CHECKS, judge, type Violation } from './checks.js';
 import { csvOf, pickSize, putObject, type SoakObject } from './objects.js';
@@ -24,6 +25,26 @@ import { readExecutions } from './temporal-record.js';
 import { ROOT } from './workers.js';
 
 const tally = { kills: 0, stops: 0, cuts: 0, 's3-cuts': 0, 'server-restarts': 0, 'token-rotations': 0 };
+
+/**
+ * The workers and the CLI run from a copy of dist/ in the soak's folder, so a
+ * build of dist/ during the soak (a test file, a developer) cannot change
+ * them. Built (unless --no-build) and copied under the dist/ lock.
+ */
+async function snapshotDist(build: boolean, dir: string): Promise<string> {
+  const unlock = await lockDist(ROOT);
+  try {
+    if (build) {
+      log('npm run build');
+      execFileSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+    }
+    const compiled = join(dir, 'dist');
+    cpSync(join(ROOT, 'dist'), compiled, { recursive: true });
+    return compiled;
+  } finally {
+    unlock();
+  }
+}
 
 function log(line: string): void {
   process.stderr.write(`${new Date().toISOString().slice(11, 19)} soak: ${line}\n`);
@@ -45,10 +66,7 @@ async function main(): Promise<number> {
 
   const dir = join(ROOT, 'test-artifacts', 'soak', `seed-${args.seed}-${Date.now()}`);
   mkdirSync(dir, { recursive: true });
-  if (args.build) {
-    log('npm run build');
-    execFileSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
-  }
+  const compiled = await snapshotDist(args.build, dir);
   const random = seededRandom(args.seed);
   const plan = planSoak(random, periodMs, args.workers, args.seed);
   log(
@@ -58,11 +76,12 @@ async function main(): Promise<number> {
     seed: args.seed,
     workers: args.workers,
     dir,
+    compiled,
     smallLimits: plan.smallLimits,
     imports: plan.objects.length,
   });
   try {
-    const starters = createStarters(stack.client, stack.cliEnv, join(dir, 'cli.log'));
+    const starters = createStarters(stack.client, stack.cliEnv, join(dir, 'cli.log'), stack.compiled);
     // Side by side: none of the three needs another (only makeObjects draws on the seed).
     const [applied, objects] = await Promise.all([
       starters.applySchedules(),

@@ -40,6 +40,8 @@ export interface Stack {
   client: () => Client;
   /** The environment of the CLI (Temporal directly, S3 through the proxy). */
   cliEnv: Record<string, string>;
+  /** The compiled tree the workers and the CLI run from. */
+  compiled: string;
   limits: Record<BudgetedEndpoint, number>;
   tokens: string[];
   rotateToken(): Promise<void>;
@@ -50,6 +52,8 @@ export interface StackOptions {
   seed: number;
   workers: number;
   dir: string;
+  /** The compiled tree the workers and the CLI run from. */
+  compiled: string;
   smallLimits: boolean;
   imports: number;
 }
@@ -152,7 +156,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
   };
   const workers: SoakWorker[] = [];
   for (let i = 0; i < o.workers; i++) {
-    workers.push(createWorker(i, await startTcpProxy(port), workerEnv, o.dir));
+    workers.push(createWorker(i, await startTcpProxy(port), workerEnv, o.dir, o.compiled));
   }
   // Awaited by the caller beside its own setup (schedules, objects): they need no worker.
   const workersReady = Promise.all(workers.map((w) => w.start())).then(() => undefined);
@@ -168,6 +172,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     workersReady,
     client: () => client,
     cliEnv: { ...common, TEMPORAL_ADDRESS: server.address },
+    compiled: o.compiled,
     limits,
     tokens,
     async rotateToken() {

@@ -15,8 +15,6 @@ import { objectImportWorkflowId } from '../../workflows/contracts/nightly.js';
 import type { SoakObject } from './objects.js';
 import { cleanEnv, ROOT } from './workers.js';
 
-const CLI = join(ROOT, 'dist', 'worker', 'cli', 'main.js');
-
 export type StartOutcome = 'started' | 'already' | 'failed';
 
 export interface Starters {
@@ -26,10 +24,16 @@ export interface Starters {
   triggerNightly(feedId: string): Promise<StartOutcome>;
 }
 
-export function createStarters(client: () => Client, env: Record<string, string>, cliLog: string): Starters {
+export function createStarters(
+  client: () => Client,
+  env: Record<string, string>,
+  cliLog: string,
+  compiled: string,
+): Starters {
+  const cliMain = join(compiled, 'worker', 'cli', 'main.js');
   const cli = async (args: string[]): Promise<StartOutcome> => {
     for (let attempt = 1; attempt <= 4; attempt++) {
-      const { code, output } = await runCli(args, env);
+      const { code, output } = await runCli(cliMain, args, env);
       appendFileSync(cliLog, `$ import-worker ${args.join(' ')}\n${output}exit ${code}\n`);
       if (code === 0) return 'started';
       if (/already (imported|being imported)/.test(output)) return 'already';
@@ -83,9 +87,13 @@ export function createStarters(client: () => Client, env: Record<string, string>
 }
 
 /** Runs the compiled CLI for at most 60 s. */
-function runCli(args: string[], env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+function runCli(
+  cliMain: string,
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, env: cleanEnv(env) });
+    const child = spawn(process.execPath, [cliMain, ...args], { cwd: ROOT, env: cleanEnv(env) });
     let output = '';
     child.stdout.on('data', (d: Buffer) => {
       output += d.toString();

@@ -1,5 +1,6 @@
 /**
- * The compiled worker (`node dist/worker/process/main.js`, as `npm start` runs it) in
+ * The compiled worker (`node dist/worker/process/main.js`, as `npm start` runs it, from the
+ * soak's own copy of dist/) in
  * several OS processes, configured only by environment variables, each
  * reaching Temporal through its own cuttable proxy. The soak kills them with
  * SIGKILL (and starts them again), freezes them with SIGSTOP (and thaws them
@@ -12,7 +13,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { TcpProxy } from '../support/tcp-proxy.js';
 
 export const ROOT = join(import.meta.dirname, '..', '..');
-const MAIN = join(ROOT, 'dist', 'worker', 'process', 'main.js');
 
 export interface SoakWorker {
   readonly index: number;
@@ -31,7 +31,14 @@ export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...extra };
 }
 
-export function createWorker(index: number, proxy: TcpProxy, env: Record<string, string>, logDir: string): SoakWorker {
+export function createWorker(
+  index: number,
+  proxy: TcpProxy,
+  env: Record<string, string>,
+  logDir: string,
+  compiled: string,
+): SoakWorker {
+  const main = join(compiled, 'worker', 'process', 'main.js');
   let child: ChildProcess | undefined;
   let exited: Promise<void> = Promise.resolve();
   let stopped = false;
@@ -55,7 +62,7 @@ export function createWorker(index: number, proxy: TcpProxy, env: Record<string,
       const file = join(logDir, `worker-${index}.${generation}.log`);
       logFiles.push(file);
       const log = createWriteStream(file);
-      const started = spawn(process.execPath, [MAIN], {
+      const started = spawn(process.execPath, [main], {
         cwd: ROOT,
         env: cleanEnv({ ...env, TEMPORAL_ADDRESS: `127.0.0.1:${proxy.port}` }),
         stdio: ['ignore', 'pipe', 'pipe'],
