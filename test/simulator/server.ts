@@ -308,7 +308,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     });
   });
   // Multi-GB uploads take minutes: no whole-request limit (ENVIRONMENT.md).
-  server.keepAliveTimeout = 5_000;
+  // Idle sockets live longer here than in any client (the service client's 10 s),
+  // as behind production's front ends (60 s and more): the client always closes
+  // first. With a shorter server side, a client stalled past the server's timeout
+  // could send on a socket the server was closing and read ECONNRESET, a create
+  // the test itself sent failing on a loaded machine.
+  server.keepAliveTimeout = 65_000;
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
