@@ -4,7 +4,8 @@
  * real file. The client's start, the workflow's run and each step's activity
  * (scheduled by the run, run by the worker) are one trace, each span a child
  * of the one before; the entity workflows the steps update make no workflow
- * spans; and no span carries the service token. (In-memory instead of an
+ * spans; and no span carries the service token. A night and the imports it
+ * starts are one trace as well. (In-memory instead of an
  * OTLP collector: none runs here; the exporter is the only part swapped.)
  */
 import { randomUUID } from 'node:crypto';
@@ -12,7 +13,9 @@ import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@o
 import { Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTracing, type Tracing } from '../../worker/process/tracing.js';
+import type { NightlyImportInput } from '../../workflows/contracts/nightly.js';
 import type { importFile } from '../../workflows/import-file.js';
+import type { nightlyImport } from '../../workflows/nightly-import.js';
 import { DEMO_TOKENS } from '../simulator/server.js';
 import { accountsCsv } from '../support/accounts-csv.js';
 import { type FullStack, startFullStack } from '../support/full-stack.js';
@@ -53,12 +56,16 @@ describe('one trace per import', () => {
       ],
     });
     // The workflow's spans reach the exporter through a sink after the task that completes the run.
-    const run = await finishedSpan('RunWorkflow:importFile');
-    const spans = exporter.getFinishedSpans();
-    const start = only(spans, 'StartWorkflow:importFile');
+    await finishedSpan('RunWorkflow:importFile');
+    const all = exporter.getFinishedSpans();
+    const ofThisImport = all.filter((s) => Object.values(s.attributes).includes(workflowId));
+    const start = only(ofThisImport, 'StartWorkflow:importFile');
     const traceId = start.spanContext().traceId;
+    expect(ofThisImport.length).toBeGreaterThan(2 * STEPS.length);
+    expect(new Set(ofThisImport.map((s) => s.spanContext().traceId))).toEqual(new Set([traceId]));
 
-    expect(run.spanContext().traceId).toBe(traceId);
+    const spans = all.filter((s) => s.spanContext().traceId === traceId);
+    const run = only(spans, 'RunWorkflow:importFile');
     expect(run.parentSpanId, 'the run is a child of the start').toBe(start.spanContext().spanId);
     for (const step of STEPS) {
       const scheduled = only(spans, `StartActivity:${step}`);
@@ -67,20 +74,51 @@ describe('one trace per import', () => {
       expect(scheduled.parentSpanId, `${step} is scheduled by the run`).toBe(run.spanContext().spanId);
       for (const attempt of ran) expect(attempt.parentSpanId, step).toBe(scheduled.spanContext().spanId);
     }
-    const ofThisImport = spans.filter((s) => Object.values(s.attributes).includes(workflowId));
-    expect(ofThisImport.length).toBeGreaterThan(2 * STEPS.length);
-    expect(new Set(ofThisImport.map((s) => s.spanContext().traceId))).toEqual(new Set([traceId]));
 
-    // The ledger and the job record keep their exact command order: no workflow interceptors, so no spans.
-    const runs = new Set(spans.filter((s) => s.name.startsWith('RunWorkflow:')).map((s) => s.name));
-    expect(runs).toEqual(new Set(['RunWorkflow:importFile']));
-    expect(spans.filter((s) => s.name.startsWith('HandleUpdate:'))).toEqual([]);
+    // The ledger and the job record (the steps send them Updates) keep their exact command order: they have
+    // no workflow interceptors, so no span of theirs, in this trace or another.
+    const entitySpans = all.filter((s) => /^(HandleUpdate|ValidateUpdate):/.test(s.name));
+    expect(entitySpans.map((s) => s.name)).toEqual([]);
 
     const text = JSON.stringify(
-      spans.map((s) => ({ name: s.name, attributes: s.attributes, events: s.events, status: s.status })),
+      all.map((s) => ({ name: s.name, attributes: s.attributes, events: s.events, status: s.status })),
     );
     expect(text).toContain(workflowId);
     expect(text).not.toContain(DEMO_TOKENS.importer);
+  }, 120_000);
+
+  it('puts a night and the imports it starts into one trace', async () => {
+    await stack.putObject('nightly/a.csv', accountsCsv(1024));
+    const client = new Client({ connection: stack.env.connection, namespace: stack.namespace, ...tracing.client });
+    const workflowId = `traces-nightly-${randomUUID()}`;
+    const feed: NightlyImportInput = {
+      feedId: 'traces',
+      feed: {
+        bucket: stack.bucket,
+        prefix: 'nightly/',
+        entityType: 'Account',
+        listAction: 'insert',
+        maxConcurrentImports: 1,
+        tenant: 'default',
+      },
+    };
+    const tally = await client.workflow.execute<typeof nightlyImport>('nightlyImport', {
+      taskQueue: stack.taskQueue,
+      workflowId,
+      args: [feed],
+    });
+    expect(tally).toMatchObject({ started: 1, succeeded: 1 });
+    const night = await finishedSpan('RunWorkflow:nightlyImport');
+    const traceId = night.spanContext().traceId;
+    const spans = exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === traceId);
+    const startsChild = only(spans, 'StartChildWorkflow:importFile');
+    expect(startsChild.parentSpanId, 'the night starts the import').toBe(night.spanContext().spanId);
+    const child = only(spans, 'RunWorkflow:importFile');
+    expect(child.parentSpanId, 'the import runs under the night').toBe(startsChild.spanContext().spanId);
+    const childSteps = spans.filter(
+      (s) => s.name.startsWith('StartActivity:') && s.parentSpanId === child.spanContext().spanId,
+    );
+    expect(childSteps.map((s) => s.name)).toEqual(expect.arrayContaining(STEPS.map((step) => `StartActivity:${step}`)));
   }, 120_000);
 
   /** The one span of that name, failing the test if there are none or several. */
