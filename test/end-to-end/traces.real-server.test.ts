@@ -5,20 +5,26 @@
  * (scheduled by the run, run by the worker) are one trace, each span a child
  * of the one before; the entity workflows the steps update make no workflow
  * spans; and no span carries the service token. A night and the imports it
- * starts are one trace as well. (In-memory instead of an
+ * starts are one trace as well. An import's history, its job record's and
+ * the ledger's replay on workers with tracing on and off. (In-memory instead of an
  * OTLP collector: none runs here; the exporter is the only part swapped.)
  */
 import { randomUUID } from 'node:crypto';
+import { HeadObjectCommand } from '@aws-sdk/client-s3';
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { Client } from '@temporalio/client';
+import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTracing, type Tracing } from '../../worker/process/tracing.js';
+import { ledgerWorkflowId } from '../../workflows/contracts/budget.js';
+import { jobRecordWorkflowId } from '../../workflows/contracts/job-record.js';
 import type { NightlyImportInput } from '../../workflows/contracts/nightly.js';
 import type { importFile } from '../../workflows/import-file.js';
 import type { nightlyImport } from '../../workflows/nightly-import.js';
 import { DEMO_TOKENS } from '../simulator/server.js';
 import { accountsCsv } from '../support/accounts-csv.js';
 import { type FullStack, startFullStack } from '../support/full-stack.js';
+import { bundleWorkflows } from '../support/workflow-bundle.js';
 
 const STEPS = ['inspectSource', 'createImportJob', 'uploadData', 'awaitJobCompletion'];
 
@@ -119,6 +125,35 @@ describe('one trace per import', () => {
       (s) => s.name.startsWith('StartActivity:') && s.parentSpanId === child.spanContext().spanId,
     );
     expect(childSteps.map((s) => s.name)).toEqual(expect.arrayContaining(STEPS.map((step) => `StartActivity:${step}`)));
+  }, 120_000);
+
+  it('replays the import, its job record and the ledger on a worker with tracing on and on one with it off', async () => {
+    await stack.putObject('replayed.csv', accountsCsv(1024));
+    const client = new Client({ connection: stack.env.connection, namespace: stack.namespace, ...tracing.client });
+    const workflowId = `traces-replayed-${randomUUID()}`;
+    await client.workflow.execute<typeof importFile>('importFile', {
+      taskQueue: stack.taskQueue,
+      workflowId,
+      args: [
+        {
+          source: { bucket: stack.bucket, key: 'replayed.csv' },
+          dataImportName: `Traces ${workflowId}`,
+          entityType: 'Account',
+          listAction: 'insert',
+          trigger: 'cli',
+        },
+      ],
+    });
+    const { ETag } = await stack.s3.client.send(new HeadObjectCommand({ Bucket: stack.bucket, Key: 'replayed.csv' }));
+    const version = { tenant: 'default', bucket: stack.bucket, key: 'replayed.csv', etag: ETag! };
+    // The bundle the worker ran: the import workflows' tracing interceptors are in it, whatever the settings.
+    const code = await bundleWorkflows();
+    for (const id of [workflowId, jobRecordWorkflowId(version), ledgerWorkflowId('default')]) {
+      const history = await client.workflow.getHandle(id).fetchHistory();
+      for (const worker of [tracing.worker, createTracing(undefined).worker]) {
+        await Worker.runReplayHistory({ workflowBundle: { code }, ...worker }, history, id);
+      }
+    }
   }, 120_000);
 
   /** The one span of that name, failing the test if there are none or several. */
