@@ -10,9 +10,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
-import { bundleWorkflowCode, Worker } from '@temporalio/worker';
+import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WORKFLOWS_SOURCE } from '../../worker/process/workflow-source.js';
 import type { FieldMapping, FieldMappingSet, ImportFileInput } from '../../workflows/contracts/import-input.js';
 import { mappingLockWorkflowId } from '../../workflows/contracts/mapping-lock.js';
 import { progressQuery, retrySignal } from '../../workflows/contracts/messages.js';
@@ -20,17 +19,9 @@ import type { importFile } from '../../workflows/import-file.js';
 import { waitFor } from '../support/operator-actions.js';
 import { accountsCsv, type OperatorStack, STACK_BUCKET, startOperatorStack } from '../support/operator-stack.js';
 import { simRequests } from '../support/sim-inspect.js';
+import { bundleWorkflows, WORKFLOW_SINKS } from '../support/workflow-bundle.js';
 
 type ImportHandle = WorkflowHandle<typeof importFile>;
-
-const silent = {
-  log: () => undefined,
-  trace: () => undefined,
-  debug: () => undefined,
-  info: () => undefined,
-  warn: () => undefined,
-  error: () => undefined,
-};
 
 const FILE_KEY = 'mappings/accounts.csv';
 const NAME_AND_DOMAIN: FieldMapping[] = [
@@ -135,9 +126,14 @@ describe('imports sharing a custom source, on a real Temporal server', () => {
     // Both released the lock as they ended, so it has completed; every one of these runs replays as it ran.
     const lock = stack.env.client.workflow.getHandle(mappingLockWorkflowId('1002', 'account'));
     await waitFor(async () => ((await lock.describe()).status.name === 'COMPLETED' ? true : undefined), 200);
-    const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_SOURCE, logger: silent });
+    // The bundle as production builds it: with the import workflows' tracing interceptors.
+    const code = await bundleWorkflows();
     for (const handle of [...handles, lock]) {
-      await Worker.runReplayHistory({ workflowBundle: { code } }, await handle.fetchHistory(), handle.workflowId);
+      await Worker.runReplayHistory(
+        { workflowBundle: { code }, sinks: WORKFLOW_SINKS },
+        await handle.fetchHistory(),
+        handle.workflowId,
+      );
     }
   });
 

@@ -8,8 +8,8 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { inject } from 'vitest';
-import { createTracing, TRACING_WORKFLOW_MODULES } from '../../worker/process/tracing.js';
-import { WORKFLOWS_SOURCE } from '../../worker/process/workflow-source.js';
+import { createTracing } from '../../worker/process/tracing.js';
+import { WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_SOURCE } from '../../worker/process/workflow-source.js';
 
 const quietBundlerLogger = {
   log: () => undefined,
@@ -36,7 +36,7 @@ export async function bundleWorkflows(): Promise<string> {
 export async function buildWorkflowBundle(): Promise<string> {
   const { code } = await bundleWorkflowCode({
     workflowsPath: WORKFLOWS_SOURCE,
-    workflowInterceptorModules: TRACING_WORKFLOW_MODULES,
+    workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
     logger: quietBundlerLogger,
   });
   return code;

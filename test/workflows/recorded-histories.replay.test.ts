@@ -14,8 +14,10 @@
  * folder is covered without a change here.
  */
 import path from 'node:path';
+import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { DeterminismViolationError } from '@temporalio/workflow';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTracing } from '../../worker/process/tracing.js';
 import { loadRecordedHistories } from './recorded-histories.js';
 import { answersOf, asHistoryHoldsIt, bundleForReplay, recordOfHistory, replay } from './replay.js';
 
@@ -48,6 +50,29 @@ describe('recorded histories replay with today’s workflow code', () => {
     } else {
       expect(asHistoryHoldsIt(done, recordedRun)).toEqual(recordedRun);
     }
+  });
+});
+
+describe('a worker with tracing on replays them too', () => {
+  // The bundle is the same either way (the import workflows' tracing interceptors are always in it); tracing
+  // on adds the SDK's plugin: its activity interceptors and the sink of workflow spans. The longest recording
+  // of each workflow type, so the ledger's Updates, the nightly's children and an import's signals are in.
+  const longest = (type: string) =>
+    fixtures
+      .filter((f) => f.recorded.workflowType === type)
+      .reduce((a, b) => (b.recorded.history.events.length > a.recorded.history.events.length ? b : a));
+  const exporter = new InMemorySpanExporter();
+  const tracing = createTracing(new SimpleSpanProcessor(exporter));
+  afterAll(() => tracing.shutdown());
+
+  it.each(['importFile', 'nightlyImport', 'budgetLedger'])('the longest %s recording', async (type) => {
+    const { file, recorded } = longest(type);
+    const done = await replay(code, recorded.history, recorded.workflowId, tracing);
+    const recordedRun = recordOfHistory(recorded.history);
+    if (file.includes(path.sep)) expect(answersOf(done)).toEqual(answersOf(recordedRun));
+    else expect(asHistoryHoldsIt(done, recordedRun)).toEqual(recordedRun);
+    // The spans were exported when the run ran; a replay does not send them again.
+    expect(exporter.getFinishedSpans()).toEqual([]);
   });
 });
 

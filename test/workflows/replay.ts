@@ -10,6 +10,8 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
 import type { temporal } from '@temporalio/proto';
 import { bundleWorkflowCode, DefaultLogger, type InjectedSinks, Runtime, Worker } from '@temporalio/worker';
+import { createTracing, type Tracing } from '../../worker/process/tracing.js';
+import { WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_SOURCE } from '../../worker/process/workflow-source.js';
 import type { ReplayRecorderSinks } from './replay-interceptors.js';
 
 type Event = temporal.api.history.v1.IHistoryEvent;
@@ -62,7 +64,11 @@ const emptyRecord = (): RunRecord => ({ activities: [], timersMs: [], children: 
 
 let runtimeQuiet = false;
 
-/** The product's workflows bundled with the replay interceptors; build once per test file. */
+/**
+ * The product's workflows bundled as production bundles them (its interceptor
+ * modules, the import workflows' tracing) plus the replay interceptors; build
+ * once per test file.
+ */
 export async function bundleForReplay(): Promise<string> {
   if (!runtimeQuiet) {
     // Replays of failing runs would log each failure; the tests compare them instead.
@@ -71,15 +77,27 @@ export async function bundleForReplay(): Promise<string> {
   }
   const silent = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
   const { code } = await bundleWorkflowCode({
-    workflowsPath: path.resolve(import.meta.dirname, '../../workflows/index.ts'),
-    workflowInterceptorModules: [path.resolve(import.meta.dirname, 'replay-interceptors.ts')],
+    workflowsPath: WORKFLOWS_SOURCE,
+    workflowInterceptorModules: [
+      ...WORKFLOW_INTERCEPTOR_MODULES,
+      path.resolve(import.meta.dirname, 'replay-interceptors.ts'),
+    ],
     logger: silent,
   });
   return code;
 }
 
-/** Replays `history` (JSON or proto) and reports what the code did. */
-export async function replay(code: string, history: unknown, workflowId: string): Promise<RunRecord> {
+/**
+ * Replays `history` (JSON or proto) and reports what the code did, on a
+ * replay worker with `tracing` (as the worker process has it: off unless a
+ * collector is configured).
+ */
+export async function replay(
+  code: string,
+  history: unknown,
+  workflowId: string,
+  tracing: Tracing = createTracing(undefined),
+): Promise<RunRecord> {
   const seen = emptyRecord();
   const during = <A extends unknown[]>(fn: (...args: A) => void) => ({
     fn: (_info: unknown, ...args: A) => fn(...args),
@@ -102,7 +120,11 @@ export async function replay(code: string, history: unknown, workflowId: string)
       }),
     },
   };
-  await Worker.runReplayHistory({ workflowBundle: { code }, sinks }, history, workflowId);
+  await Worker.runReplayHistory(
+    { workflowBundle: { code }, plugins: tracing.worker.plugins, sinks: { ...tracing.worker.sinks, ...sinks } },
+    history,
+    workflowId,
+  );
   return seen;
 }
 

@@ -271,7 +271,7 @@ export const CONFIG_VARIABLES = {
     'unsigned',
   ),
   OTEL_EXPORTER_OTLP_ENDPOINT: optional(
-    'OTLP/HTTP endpoint of an OpenTelemetry collector (e.g. `http://collector:4318`; spans go to `/v1/traces`): the client start and every activity are then traced, each span naming its workflow id. Unset: no traces',
+    'OTLP/HTTP endpoint of an OpenTelemetry collector (e.g. `http://collector:4318`; spans go to `/v1/traces`): each import is then one trace across the client start, the workflow and its activities. Unset: no traces',
     httpUrl,
     'no traces',
   ),

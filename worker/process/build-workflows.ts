@@ -6,13 +6,12 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { TRACING_WORKFLOW_MODULES } from './tracing.js';
-import { PREBUILT_BUNDLE, WORKFLOWS_SOURCE } from './workflow-source.js';
+import { PREBUILT_BUNDLE, WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_SOURCE } from './workflow-source.js';
 
 const out = resolve(process.argv[2] ?? PREBUILT_BUNDLE);
 const { code } = await bundleWorkflowCode({
   workflowsPath: WORKFLOWS_SOURCE,
-  workflowInterceptorModules: TRACING_WORKFLOW_MODULES,
+  workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
 });
 await mkdir(dirname(out), { recursive: true });
 await writeFile(out, code);

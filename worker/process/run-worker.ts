@@ -20,8 +20,8 @@ import { pollTaskQueue, uploadTaskQueue } from '../../workflows/contracts/budget
 import { createActivityDeps } from './dependencies.js';
 import type { WorkerMetrics } from './metrics.js';
 import type { PollingWorkers } from './readiness.js';
-import { createTracing, TRACING_WORKFLOW_MODULES, type Tracing } from './tracing.js';
-import { workflowSource } from './workflow-source.js';
+import { createTracing, type Tracing } from './tracing.js';
+import { WORKFLOW_INTERCEPTOR_MODULES, workflowSource } from './workflow-source.js';
 
 interface RunWorkerOptions {
   config: Config;
@@ -48,12 +48,9 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
   const source = workflowSource(config.worker.workflowBundlePath);
   const common = {
     connection,
-    sinks: tracing.worker.sinks,
-    interceptors: {
-      activity: tracing.worker.activityInterceptors,
-      // A prebuilt bundle has them already (and the SDK refuses modules beside one).
-      ...(source.workflowsPath ? { workflowModules: TRACING_WORKFLOW_MODULES } : {}),
-    },
+    ...tracing.worker,
+    // A prebuilt bundle has them already (and the SDK ignores modules beside one).
+    ...(source.workflowsPath ? { interceptors: { workflowModules: WORKFLOW_INTERCEPTOR_MODULES } } : {}),
     namespace: config.temporal.namespace,
     ...deploymentOptions(config.worker.deployment),
     maxHeartbeatThrottleInterval: config.worker.heartbeatThrottleMs,

@@ -143,7 +143,7 @@ async function run(
   });
   const otlp = config.worker.otlpEndpoint;
   const tracing = createTracing(otlp ? otlpProcessor(otlp) : undefined);
-  const client = new Client({ connection, namespace: config.temporal.namespace, interceptors: tracing.client });
+  const client = new Client({ connection, namespace: config.temporal.namespace, ...tracing.client });
   readiness.connected(connection, client);
   const metrics = createWorkerMetrics(runtime.metricMeter);
   const deps = createActivityDeps(config, client, metrics);

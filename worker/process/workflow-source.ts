@@ -14,6 +14,14 @@ const HERE = fileURLToPath(import.meta.url);
 /** The workflow bundle's entry, in this module's own form: index.ts from source, index.js compiled. */
 export const WORKFLOWS_SOURCE = fileURLToPath(new URL(`../../workflows/index${extname(HERE)}`, import.meta.url));
 
+/**
+ * The workflow interceptor modules of every bundle, prebuilt or bundled at
+ * start: the import workflows' tracing (its file says why it is always there).
+ */
+export const WORKFLOW_INTERCEPTOR_MODULES = [
+  fileURLToPath(new URL(`../../workflows/tracing-interceptors${extname(HERE)}`, import.meta.url)),
+];
+
 /** dist/workflow-bundle.js when this module runs compiled; a path that does not exist from source. */
 export const PREBUILT_BUNDLE = fileURLToPath(new URL('../../workflow-bundle.js', import.meta.url));
 
