@@ -16,7 +16,7 @@ import type {
   OnRejectedRowsMode,
 } from './import-input.js';
 import type { RowCounts } from './import-workflow.js';
-import type { ObjectVersion } from './object-version.js';
+import type { ObjectVersion, PartOfVersion } from './object-version.js';
 
 /**
  * The tenant an import names, if any. Budgets are always those of the
@@ -133,6 +133,11 @@ export interface UploadDataInput extends BudgetScope {
    * the object is sent byte for byte.
    */
   rowPlan?: RowPlan;
+  /**
+   * Set when the plan splits the file into several jobs: the part of
+   * `rowPlan` this job receives, whose job record is the part's own.
+   */
+  part?: PartOfVersion;
 }
 
 export interface UploadDataResult {

@@ -70,6 +70,8 @@ export interface RowCounts {
   read: number;
   sent: number;
   rejected: number;
+  /** How many jobs the sent rows are split into, when more than one (each part at most IMPORT_MAX_PART_BYTES). */
+  parts?: number;
   /** `s3://bucket/key` of the rejects report, when a row was refused. */
   rejectsReport?: string;
 }
