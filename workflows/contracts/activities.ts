@@ -4,7 +4,7 @@
  * them without pulling any I/O into the sandbox. Nothing here carries a secret.
  */
 // Types only (erased): the row stage's dialect and plan are plain data that cross activity results.
-import type { Dialect, RowPlan } from '../../activities/rows/index.js';
+import type { Dialect, PartPlan, RowPlan } from '../../activities/rows/index.js';
 import type { ApiCallCounts } from './endpoints.js';
 import type {
   CsvDelimiter,
@@ -17,6 +17,8 @@ import type {
 } from './import-input.js';
 import type { RowCounts } from './import-workflow.js';
 import type { ObjectVersion, PartOfVersion } from './object-version.js';
+
+export type { PartPlan };
 
 /**
  * The tenant an import names, if any. Budgets are always those of the
