@@ -113,6 +113,7 @@ export function createActivities(deps: ActivityDeps) {
       ...calls,
       s3,
       maxFileBytes: settings.maxFileBytes,
+      maxPartBytes: settings.maxPartBytes ?? SERVICE_MAX_PART_BYTES,
       reference,
       records: deps.jobRecord,
     }),

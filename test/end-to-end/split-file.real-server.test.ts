@@ -13,10 +13,11 @@ import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../../worker/cli/main.js';
 import type { ImportFileInput } from '../../workflows/contracts/import-input.js';
 import type { ImportFileResult } from '../../workflows/contracts/import-workflow.js';
 import type { importFile } from '../../workflows/import-file.js';
-import { firstWorkflowTask, resetWorkflow, waitFor } from '../support/operator-actions.js';
+import { cliContext, firstWorkflowTask, resetWorkflow, waitFor } from '../support/operator-actions.js';
 import { type OperatorStack, sha256, startOperatorStack } from '../support/operator-stack.js';
 import { acceptedPuts, jobsNamed, simRequests } from '../support/sim-inspect.js';
 
@@ -179,6 +180,16 @@ describe('a file split into several jobs, on the whole stack', () => {
     expect(third.jobReused).toBe(true);
     expect(third.uploadSkipped).toBe(true);
     await expectOneBodyPerPart(handle.workflowId, third);
+  });
+
+  it('the dry run counts the jobs the file makes, and budgets a create and an upload for each', async () => {
+    await stack.putObject('exports/dry-run.csv', file);
+    const ctx = cliContext(stack.workerEnv());
+    const args = ['start', '--bucket', stack.bucket, '--key', 'exports/dry-run.csv', '--entity-type', 'Account'];
+    await main(['node', 'import-worker', ...args, '--dry-run'], ctx);
+    const out = ctx.printed.join('\n');
+    expect(out).toContain(`checked the whole file (${ROWS} rows): none would be refused; split into 3 jobs`);
+    expect(out).toMatch(/budget +.*createJob 3 \(\d+ left\), submitData 3 \(\d+ left\)/);
   });
 
   it('a file replaced at its key between parts fails saying so, and no part receives a body of the new file', async () => {
