@@ -51,6 +51,7 @@ export function createStarters(client: () => Client, env: Record<string, string>
         'Account',
         '--list-action',
         'insert',
+        ...(object.encoding ? ['--encoding', object.encoding] : []),
       ]),
     async viaClient(object) {
       for (let attempt = 1; attempt <= 4; attempt++) {
@@ -65,6 +66,7 @@ export function createStarters(client: () => Client, env: Record<string, string>
                 dataImportName: object.name,
                 entityType: 'Account',
                 listAction: 'insert',
+                ...(object.encoding ? { rows: { encoding: object.encoding } } : {}),
               },
             ],
           });
