@@ -1,8 +1,10 @@
 /**
- * importFile: one CSV object in S3 becomes one completed import job.
+ * importFile: one CSV object in S3 becomes one completed import job, or
+ * one per part when its body is too large for one job.
  *
  * Steps: inspectSource -> planRows -> applyFieldMappings (when given) ->
- * createImportJob -> uploadData -> awaitJobCompletion. planRows reads every
+ * createImportJob -> uploadData -> awaitJobCompletion, the last three once
+ * per part of a file split at row boundaries (in order). planRows reads every
  * row once before any job exists: the rows the service would refuse go to a
  * rejects report (and fail the import under `onRejectedRows: 'fail'`), and
  * its plan lets every upload attempt send exactly the same body. The long work happens inside
@@ -10,8 +12,9 @@
  * events with mappings, 29 without) whatever the file size or job duration.
  *
  * Exactly once, across worker crashes, retries and operator Resets:
- * - the object version (bucket, key, ETag) names a job record that keeps its
- *   one job, whichever workflow imports it;
+ * - the object version (bucket, key, ETag; and the part's number and planned
+ *   sha256 for a split file) names a job record that keeps its one job,
+ *   whichever workflow imports it;
  * - uploadData reads the job's state first and skips an upload the service
  *   already accepted;
  * - this code is deterministic (time from the workflow clock, jitter from the
