@@ -17,7 +17,13 @@ import { main } from '../../worker/cli/main.js';
 import type { ImportFileInput } from '../../workflows/contracts/import-input.js';
 import type { ImportFileResult } from '../../workflows/contracts/import-workflow.js';
 import type { importFile } from '../../workflows/import-file.js';
-import { cliContext, firstWorkflowTask, resetWorkflow, waitFor } from '../support/operator-actions.js';
+import {
+  cliContext,
+  firstWorkflowTask,
+  resetActivityWithCli,
+  resetWorkflow,
+  waitFor,
+} from '../support/operator-actions.js';
 import { type OperatorStack, sha256, startOperatorStack } from '../support/operator-stack.js';
 import { acceptedPuts, jobsNamed, simRequests } from '../support/sim-inspect.js';
 
@@ -86,7 +92,13 @@ describe('a file split into several jobs, on the whole stack', () => {
   beforeAll(async () => {
     stack = await startOperatorStack({
       simulator: { processingMs: 300 },
-      workerEnv: { IMPORT_MAX_PART_BYTES: String(MAX_PART_BYTES) },
+      // Short fence times and heartbeats: an activity reset reaches a running upload within a second.
+      workerEnv: {
+        IMPORT_MAX_PART_BYTES: String(MAX_PART_BYTES),
+        IMPORT_RECORD_LEASE: '3s',
+        IMPORT_RECORD_LAG: '2s',
+        WORKER_HEARTBEAT_THROTTLE: '1s',
+      },
     });
     await stack.startWorker();
   }, 180_000);
@@ -155,6 +167,34 @@ describe('a file split into several jobs, on the whole stack', () => {
       expect(parts.map((p) => putsTo(p.jobId))).toEqual([2, 2, 1]);
     } finally {
       stopListening();
+    }
+  });
+
+  it('an activity reset of part 2’s upload mid-body: part 2 still gets exactly one body', async () => {
+    await stack.putObject('exports/activity-reset.csv', file);
+    // Part 2's first PUT stops being read a few kB in, so the reset meets a running attempt.
+    let creates = 0;
+    const stopListening = stack.sim.onRequest((request) => {
+      if (request.endpoint === 'createJob' && ++creates === 2) stack.sim.holdUploadAfter(10_000);
+    });
+    try {
+      const handle = await start('exports/activity-reset.csv');
+      const part2 = await waitFor(async () => {
+        const jobs = await jobsNamed(stack.sim.baseUrl, handle.workflowId);
+        const puts = (await simRequests(stack.sim.baseUrl)).filter((r) => r.endpoint === 'submitData');
+        const job = jobs.find((j) => j.uploads === 0 && puts.some((r) => r.path === `/import/v1/job/${j.id}/data`));
+        return jobs.length === 2 ? job : undefined;
+      });
+      await resetActivityWithCli(stack.env.client, stack.env.address, handle, 'uploadData', {
+        clearHeartbeatDetails: true,
+      });
+      const result = await handle.result();
+      stack.sim.releaseHeldUploads();
+      expect(result.parts?.[1]?.jobId).toBe(part2.id);
+      await expectOneBodyPerPart(handle.workflowId, result);
+    } finally {
+      stopListening();
+      stack.sim.clearFaults();
     }
   });
 
