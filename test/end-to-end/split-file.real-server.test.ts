@@ -192,6 +192,11 @@ describe('a file split into several jobs, on the whole stack', () => {
       stack.sim.releaseHeldUploads();
       expect(result.parts?.[1]?.jobId).toBe(part2.id);
       await expectOneBodyPerPart(handle.workflowId, result);
+      // The held PUT never completed; the attempt after the reset sent part 2 again.
+      const putsToPart2 = (await simRequests(stack.sim.baseUrl)).filter(
+        (r) => r.endpoint === 'submitData' && r.path === `/import/v1/job/${part2.id}/data`,
+      );
+      expect(putsToPart2.length).toBeGreaterThanOrEqual(2);
     } finally {
       stopListening();
       stack.sim.clearFaults();
