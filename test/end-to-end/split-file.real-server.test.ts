@@ -237,6 +237,20 @@ describe('a file split into several jobs, on the whole stack', () => {
     expect(out).toMatch(/budget +.*createJob 3 \(\d+ left\), submitData 3 \(\d+ left\)/);
   });
 
+  it('the dry run of a file larger than its sample estimates the jobs from the sample, saying so', async () => {
+    const rows = 70_000; // about 2.6 MB: the dry run reads its first 1 MiB
+    await stack.putObject('exports/dry-run-big.csv', sourceFile(rows));
+    const ctx = cliContext(stack.workerEnv());
+    const args = ['start', '--bucket', stack.bucket, '--key', 'exports/dry-run-big.csv', '--entity-type', 'Account'];
+    await main(['node', 'import-worker', ...args, '--dry-run'], ctx);
+    const out = ctx.printed.join('\n');
+    const estimated = Number(/split into about (\d+) jobs \(IMPORT_MAX_PART_BYTES\)/.exec(out)?.[1]);
+    // The rows' lengths grow with their numbers, so the first MiB's rate is close, not exact.
+    const actual = expectedParts(rows).length;
+    expect(Math.abs(estimated - actual)).toBeLessThanOrEqual(1);
+    expect(out).toContain(`createJob ${estimated} (`);
+  });
+
   it('a file replaced at its key between parts fails saying so, and no part receives a body of the new file', async () => {
     await stack.putObject('exports/replaced.csv', file);
     // Part 1's job stays processing until the file has been replaced.
