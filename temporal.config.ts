@@ -73,6 +73,7 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
       jitterRatio: readVariable(env, 'IMPORT_POLL_JITTER'),
     },
     maxFileBytes: readVariable(env, 'IMPORT_MAX_FILE_BYTES'),
+    maxPartBytes: readVariable(env, 'IMPORT_MAX_PART_BYTES'),
     jobRecord: {
       leaseMs: readVariable(env, 'IMPORT_RECORD_LEASE'),
       lagMs: readVariable(env, 'IMPORT_RECORD_LAG'),

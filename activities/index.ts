@@ -9,7 +9,7 @@ import { makeApplyFieldMappings } from './apply-field-mappings.js';
 import { makeAwaitJobCompletion } from './await-job-completion.js';
 import type { BudgetGate } from './budget/gate.js';
 import { makeCountWindowSpend } from './budget/window-spend.js';
-import { makePlanRows } from './check-rows/plan-rows-activity.js';
+import { makePlanRows, SERVICE_MAX_PART_BYTES } from './check-rows/plan-rows-activity.js';
 import { makeCreateImportJob } from './create-job/create-import-job.js';
 import { createDryRunActivities } from './dry-run/index.js';
 import { makeInspectSource } from './inspect-source.js';
@@ -28,7 +28,10 @@ import { DEFAULT_WATCHER_SETTINGS, JobWatcher, type JobWatcherSettings } from '.
 import type { SweepBoard } from './watch/sweep-board.js';
 
 interface ActivitySettings {
-  maxFileBytes: number;
+  /** The largest source object taken; absent, any. */
+  maxFileBytes?: number;
+  /** The most one job receives; a larger body is split. Default the service's 5 GB. */
+  maxPartBytes?: number;
   poll: { scheduleMs: readonly number[]; jitterRatio: number };
   uploadIdleTimeoutMs: number;
   partSizeBytes: number;
@@ -75,7 +78,7 @@ export function createActivities(deps: ActivityDeps) {
   const reference = new ReferenceCache();
   const activities = {
     inspectSource: makeInspectSource({ ...calls, s3, maxFileBytes: settings.maxFileBytes, reference }),
-    planRows: makePlanRows({ s3, maxPartBytes: settings.maxFileBytes }),
+    planRows: makePlanRows({ s3, maxPartBytes: settings.maxPartBytes ?? SERVICE_MAX_PART_BYTES }),
     applyFieldMappings: makeApplyFieldMappings({ ...calls, locks: deps.mappingLocks }),
     createImportJob: makeCreateImportJob({
       ...calls,
@@ -110,6 +113,7 @@ export function createActivities(deps: ActivityDeps) {
       ...calls,
       s3,
       maxFileBytes: settings.maxFileBytes,
+      maxPartBytes: settings.maxPartBytes ?? SERVICE_MAX_PART_BYTES,
       reference,
       records: deps.jobRecord,
     }),

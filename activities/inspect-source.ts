@@ -41,7 +41,8 @@ interface ReferenceService {
 
 export interface InspectSourceDeps extends ServiceCallsDeps {
   s3: S3Source;
-  maxFileBytes: number;
+  /** The largest object taken (IMPORT_MAX_FILE_BYTES); absent, any: a body too large for one job is split. */
+  maxFileBytes?: number;
   service: ReferenceService;
   /** One per worker: reference data read by one import serves the next ones. */
   reference: ReferenceCache;
@@ -89,10 +90,10 @@ async function inspectOnce(deps: InspectSourceDeps, input: InspectSourceInput): 
   const { bucket, key } = input;
   const where = s3Url(bucket, key);
   const head = await deps.s3.head(bucket, key);
-  if (head.sizeBytes > deps.maxFileBytes) {
+  if (deps.maxFileBytes !== undefined && head.sizeBytes > deps.maxFileBytes) {
     throw failure(
       'FileTooLarge',
-      `${where} is ${head.sizeBytes} bytes; the limit is ${deps.maxFileBytes} bytes (IMPORT_MAX_FILE_BYTES, the service accepts at most 5 GB)`,
+      `${where} is ${head.sizeBytes} bytes; the limit is ${deps.maxFileBytes} bytes (IMPORT_MAX_FILE_BYTES)`,
       { sizeBytes: head.sizeBytes, limitBytes: deps.maxFileBytes },
     );
   }

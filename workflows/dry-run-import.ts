@@ -387,7 +387,8 @@ function objectReport(p: ObjectParts): ObjectDryRun {
   if (p.mappings) report.fieldMappings = p.mappings;
   if (verdict === 'import' || verdict === 'fail') {
     if (p.job) report.job = p.job;
-    report.budget = budgetChecks(importCost(p.input, p.job?.existing), p.usage, Date.now());
+    const parts = p.facts?.rowSample.parts;
+    report.budget = budgetChecks(importCost(p.input, p.job?.existing, parts), p.usage, Date.now());
   }
   return report;
 }

@@ -30,11 +30,15 @@ export interface EndpointCost {
  * an uncertain create), the create and the upload unless the job its record
  * holds makes them unnecessary, and the status reads (the upload's check,
  * then the polls the nightly budgets for, an hour at the slowest rate).
+ * A file split into several jobs costs each part its own create, upload and
+ * status reads (each part's record is its own: the version's says nothing).
  */
 export function importCost(
   input: Pick<ImportFileInput, 'importSource' | 'entityType' | 'activityTypeId'>,
   existing: ExistingJob | undefined,
+  parts = 1,
 ): Partial<Record<BudgetedEndpoint, EndpointCost>> {
+  if (parts > 1) return splitImportCost(input, parts);
   const cost: Partial<Record<BudgetedEndpoint, EndpointCost>> = {};
   if (input.importSource !== undefined) cost.listSources = { calls: 1, bound: 'at-most' };
   if (input.entityType === 'Activity' && input.activityTypeId !== undefined) {
@@ -47,6 +51,17 @@ export function importCost(
   // A completed job needs the upload's one status read and one poll; anything else polls until it ends.
   cost.jobStatus =
     state === 'completed' ? { calls: 2 } : { calls: 1 + (DEFAULT_CALLS_PER_IMPORT.jobStatus ?? 0), bound: 'estimate' };
+  return cost;
+}
+
+function splitImportCost(
+  input: Pick<ImportFileInput, 'importSource' | 'entityType' | 'activityTypeId'>,
+  parts: number,
+): Partial<Record<BudgetedEndpoint, EndpointCost>> {
+  const cost = importCost(input, undefined);
+  cost.createJob = { calls: parts };
+  cost.submitData = { calls: parts };
+  cost.jobStatus = { calls: parts * (1 + (DEFAULT_CALLS_PER_IMPORT.jobStatus ?? 0)), bound: 'estimate' };
   return cost;
 }
 

@@ -1,8 +1,10 @@
 /**
- * importFile: one CSV object in S3 becomes one completed import job.
+ * importFile: one CSV object in S3 becomes one completed import job, or
+ * one per part when its body is too large for one job.
  *
  * Steps: inspectSource -> planRows -> applyFieldMappings (when given) ->
- * createImportJob -> uploadData -> awaitJobCompletion. planRows reads every
+ * createImportJob -> uploadData -> awaitJobCompletion, the last three once
+ * per part of a file split at row boundaries (in order). planRows reads every
  * row once before any job exists: the rows the service would refuse go to a
  * rejects report (and fail the import under `onRejectedRows: 'fail'`), and
  * its plan lets every upload attempt send exactly the same body. The long work happens inside
@@ -10,8 +12,9 @@
  * events with mappings, 29 without) whatever the file size or job duration.
  *
  * Exactly once, across worker crashes, retries and operator Resets:
- * - the object version (bucket, key, ETag) names a job record that keeps its
- *   one job, whichever workflow imports it;
+ * - the object version (bucket, key, ETag; and the part's number and planned
+ *   sha256 for a split file) names a job record that keeps its one job,
+ *   whichever workflow imports it;
  * - uploadData reads the job's state first and skips an upload the service
  *   already accepted;
  * - this code is deterministic (time from the workflow clock, jitter from the
@@ -41,6 +44,7 @@ import type {
   AwaitJobCompletionResult,
   CreateImportJobResult,
   InspectSourceResult,
+  PartPlan,
   PlanRowsResult,
   UploadDataResult,
 } from './contracts/activities.js';
@@ -52,10 +56,11 @@ import {
   importInputProblems,
   normaliseImportInput,
 } from './contracts/import-input.js';
-import type { ImportFileResult, ImportProgress } from './contracts/import-workflow.js';
+import type { ImportFileResult, ImportProgress, PartResult } from './contracts/import-workflow.js';
 import { mappingLockWorkflowId } from './contracts/mapping-lock.js';
 import { releaseMappingLockSignal } from './contracts/messages.js';
 import type { ObjectVersion } from './contracts/object-version.js';
+import { failureMessageOf, failureTypeOf } from './failure-classification.js';
 import { ImportRun, type Rerun } from './import-run.js';
 import { DEFAULT_POLL_SCHEDULE_MS } from './poll-schedule.js';
 
@@ -104,11 +109,41 @@ async function steps(run: ImportRun): Promise<ImportFileResult> {
   if (input.fieldMappings) {
     await run.step('applyFieldMappings', applyFieldMappings(run, input.fieldMappings));
   }
+  if (run.plan.plan.parts.length > 1) return run.splitResult(await importParts(run));
   const version = versionOf(run);
   const job: JobRef = { current: await run.step('createImportJob', createImportJob(run, version)), version };
   const uploaded = await run.step('uploadData', uploadData(run, job));
   await run.step('awaitJobCompletion', awaitJobCompletion(run, job));
   return run.result(job.current, uploaded.skipped);
+}
+
+/**
+ * A body too large for one job: each planned part, one after another, is a
+ * job of its own, created, sent and awaited as a whole file is. A part is
+ * named by its number and planned digest, so its record (and so its job and
+ * upload) is the part's own, whichever run or attempt reaches it.
+ */
+async function importParts(run: ImportRun): Promise<PartResult[]> {
+  const { parts } = run.plan.plan;
+  const done: PartResult[] = [];
+  for (const part of parts) {
+    run.progress.part = { number: part.number, of: parts.length };
+    const version: ObjectVersion = { ...versionOf(run), part: { number: part.number, sha256: part.sha256 } };
+    const job: JobRef = { current: await run.step('createImportJob', createImportJob(run, version)), version };
+    const uploaded = await run.step('uploadData', uploadPart(run, job, part, done));
+    await run.step('awaitJobCompletion', awaitJobCompletion(run, job));
+    done.push({
+      number: part.number,
+      jobId: job.current.jobId,
+      bytes: part.bytes,
+      firstRow: part.firstRow,
+      lastRow: part.lastRow,
+      rowsSent: part.rowsSent,
+      jobReused: job.current.reused,
+      uploadSkipped: uploaded.skipped,
+    });
+  }
+  return done;
 }
 
 /**
@@ -234,6 +269,72 @@ function uploadData(run: ImportRun, job: JobRef): (rerun: Rerun) => Promise<Uplo
     run.progress.jobState = uploaded.state;
     return uploaded;
   };
+}
+
+/**
+ * One part's upload: exactly the planned part's bytes, to its job. A file
+ * replaced at its key after the plan cannot go on: the rest of the planned
+ * version can no longer be read, and the new file's rows would mix with the
+ * parts already sent. Unless the operator puts the planned version back, the
+ * import fails, saying which parts were imported.
+ */
+function uploadPart(
+  run: ImportRun,
+  job: JobRef,
+  part: PartPlan,
+  done: readonly PartResult[],
+): (rerun: Rerun) => Promise<UploadDataResult> {
+  const { input } = run;
+  return async (rerun) => {
+    if (rerun.afterFailureType === 'SourceChanged') {
+      await run.step('inspectSource', inspectSource(run));
+      if (run.source.etag !== job.version.etag) throw replacedBetweenParts(run, job, part, done);
+      run.progress.phase = 'uploading';
+    }
+    try {
+      const uploaded = await run.activitiesFor('uploadData').uploadData({
+        tenant: input.tenant,
+        jobId: job.current.jobId,
+        bucket: input.source.bucket,
+        key: input.source.key,
+        etag: job.version.etag,
+        sizeBytes: part.bytes,
+        listAction: input.listAction ?? DEFAULT_LIST_ACTION,
+        rowPlan: run.plan.plan,
+        part: { number: part.number, sha256: part.sha256 },
+      });
+      run.countCalls(uploaded.apiCalls);
+      run.progress.jobState = uploaded.state;
+      return uploaded;
+    } catch (err) {
+      if (failureTypeOf(err) === 'SourceChanged') throw replacedBetweenParts(run, job, part, done, err);
+      throw err;
+    }
+  };
+}
+
+function replacedBetweenParts(
+  run: ImportRun,
+  job: JobRef,
+  part: PartPlan,
+  done: readonly PartResult[],
+  cause?: unknown,
+): ApplicationFailure {
+  const { bucket, key } = run.input.source;
+  const of = run.plan.plan.parts.length;
+  const imported =
+    done.length === 0
+      ? 'no part was imported yet'
+      : `part(s) 1-${done.length} of ${of} were imported (job(s) ${done.map((d) => d.jobId).join(', ')})`;
+  return ApplicationFailure.create({
+    type: 'SourceChanged',
+    nonRetryable: true,
+    message:
+      `s3://${bucket}/${key} is no longer the version planned in ${of} parts (ETag ${job.version.etag})` +
+      `${cause === undefined ? '' : ` (${failureMessageOf(cause)})`}: ${imported}; part ${part.number} was not ` +
+      `sent (its job ${job.current.jobId} stays empty). Put that version back and retry, or import the new file ` +
+      'as a new import (its rows would join those already imported)',
+  });
 }
 
 /**

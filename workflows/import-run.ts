@@ -31,6 +31,7 @@ import {
   type ImportPhase,
   type ImportProgress,
   type ImportStep,
+  type PartResult,
 } from './contracts/import-workflow.js';
 import { fnv1a64 } from './contracts/job-key.js';
 import { abandonSignal, progressQuery, retrySignal } from './contracts/messages.js';
@@ -155,10 +156,10 @@ export class ImportRun {
     return this.planned;
   }
 
-  /** The bytes the service receives: the object's, or the canonical body's. */
+  /** The bytes the service receives: the object's, or the canonical body's (all its parts'). */
   get bodyBytes(): number {
-    const part = this.plan.plan.parts[0];
-    return part ? part.bytes : this.source.sizeBytes;
+    const { parts } = this.plan.plan;
+    return parts.length > 0 ? parts.reduce((sum, part) => sum + part.bytes, 0) : this.source.sizeBytes;
   }
 
   countCalls(calls: ApiCallCounts | undefined): void {
@@ -188,8 +189,7 @@ export class ImportRun {
     try {
       const result = await steps();
       this.metrics.ended('completed', sinceStartMs());
-      // One part per import: the file goes whole into its job.
-      this.metrics.delivered(result.bytes, 1);
+      this.metrics.delivered(result.bytes, result.parts?.length ?? 1);
       return result;
     } catch (err) {
       const outcome: ImportOutcome = isCancellation(err) ? 'cancelled' : this.abandoned ? 'abandoned' : 'failed';
@@ -221,6 +221,20 @@ export class ImportRun {
       apiCalls: this.apiCalls,
       jobReused: job.reused,
       uploadSkipped,
+    };
+  }
+
+  /** Marks a run whose file went in several jobs completed, and reports them. */
+  splitResult(parts: PartResult[]): ImportFileResult {
+    this.progress.part = undefined;
+    const first = parts[0]!;
+    const all = (of: (part: PartResult) => boolean) => parts.every(of);
+    return {
+      ...this.result(
+        { jobId: first.jobId, reused: all((p) => p.jobReused) },
+        all((p) => p.uploadSkipped),
+      ),
+      parts,
     };
   }
 

@@ -43,7 +43,7 @@ import {
   type TerminalJobState,
   type UploadEndedRequest,
 } from './contracts/job-record.js';
-import { normaliseEtag } from './contracts/object-version.js';
+import { versionName } from './contracts/object-version.js';
 
 interface IntentBase {
   seq: number;
@@ -113,9 +113,7 @@ export function createRecordState(
 
 /** The key the job of intent `seq` carries in its name: a fresh one per intent, so a settled search never meets an older one. */
 export function jobKeyOf(version: TenantObjectVersion, seq: number): string {
-  return fnv1a64(
-    `jobRecord\n${version.tenant}\n${version.bucket}/${version.key}@${normaliseEtag(version.etag)}\n${seq}`,
-  );
+  return fnv1a64(`jobRecord\n${version.tenant}\n${versionName(version)}\n${seq}`);
 }
 
 export function sameAttempt(a: Attempt, b: Attempt): boolean {

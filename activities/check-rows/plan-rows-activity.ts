@@ -7,8 +7,8 @@
  *
  * It decides before anything is created: under `onRejectedRows: 'fail'` a
  * refused row fails the import (RowsRejected); a file with nothing left to
- * send is refused (EmptyFile); a body over the part limit is refused
- * (FileTooLarge: splitting a file into several jobs is not built yet).
+ * send is refused (EmptyFile). A body over the part limit is planned as
+ * several parts, each the body of a job of its own.
  */
 import { createWriteStream } from 'node:fs';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
@@ -24,9 +24,12 @@ import { SourceObjectChanged, SourceObjectMissing, s3Url } from '../s3/errors.js
 import type { S3Source } from '../s3/source.js';
 import { type ReportLocation, rejectsReportLocation } from './rejects-location.js';
 
+/** The service's limit on one job's file: 5 GB, decimal. */
+export const SERVICE_MAX_PART_BYTES = 5_000_000_000;
+
 export interface PlanRowsDeps {
   s3: S3Source;
-  /** The most bytes one job's body may hold (IMPORT_MAX_FILE_BYTES). */
+  /** The most bytes one job's body may hold (IMPORT_MAX_PART_BYTES): a larger body is split. */
   maxPartBytes: number;
 }
 
@@ -53,7 +56,7 @@ export function makePlanRows(deps: PlanRowsDeps) {
       }
       const rows = rowCounts(plan, plan.rowsRejected > 0 ? report : undefined);
       log.info('Rows checked', { source: where, ...rows });
-      decide(where, input, plan, rows, deps.maxPartBytes);
+      decide(where, input, plan, rows);
       return { plan, rows };
     } finally {
       await rm(dir, { recursive: true, force: true });
@@ -84,12 +87,13 @@ function rowCounts(plan: RowPlan, report: ReportLocation | undefined): RowCounts
     read: plan.rowsRead,
     sent: plan.rowsSent,
     rejected: plan.rowsRejected,
+    ...(plan.parts.length > 1 ? { parts: plan.parts.length } : {}),
     ...(report ? { rejectsReport: s3Url(report.bucket, report.key) } : {}),
   };
 }
 
-/** Send, or fail before any job: the operator's choice on refused rows, an empty body, the part limit. */
-function decide(where: string, input: PlanRowsInput, plan: RowPlan, rows: RowCounts, maxPartBytes: number): void {
+/** Send, or fail before any job: the operator's choice on refused rows, or an empty body. */
+function decide(where: string, input: PlanRowsInput, plan: RowPlan, rows: RowCounts): void {
   const verdict = planVerdict(plan, input.onRejectedRows);
   const report = rows.rejectsReport ? `; the rejects report is ${rows.rejectsReport}` : '';
   if (verdict.outcome === 'refused') {
@@ -97,15 +101,6 @@ function decide(where: string, input: PlanRowsInput, plan: RowPlan, rows: RowCou
   }
   if (verdict.outcome === 'nothing-to-send') {
     throw failure('EmptyFile', `${where}: ${verdict.message}${report}; no job was created`, rows);
-  }
-  if (plan.parts.length > 1) {
-    throw failure(
-      'FileTooLarge',
-      `${where}: its ${plan.rowsSent} rows make more than ${maxPartBytes} bytes of CSV, the most one job takes ` +
-        '(IMPORT_MAX_FILE_BYTES; the service accepts at most 5 GB per file); split the file, since the worker does ' +
-        'not yet split one file into several jobs',
-      { limitBytes: maxPartBytes, parts: plan.parts.length },
-    );
   }
 }
 

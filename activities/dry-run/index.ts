@@ -16,6 +16,8 @@ export interface DryRunDeps extends ServiceCallsDeps, Omit<InspectSourceDeps, 's
   service: ServiceClient;
   /** The object versions' job records, which say which job an import would use. */
   records: JobRecordReader;
+  /** IMPORT_MAX_PART_BYTES: how many jobs a file would make. */
+  maxPartBytes: number;
 }
 
 export function createDryRunActivities(deps: DryRunDeps): DryRunActivities {

@@ -13,7 +13,12 @@ import { ServiceCalls } from '../service-calls.js';
 import { rowSample } from './row-sample.js';
 import { dryRunStep, refusedStep } from './step.js';
 
-export function makeDryRunPreflight(deps: InspectSourceDeps) {
+export interface DryRunPreflightDeps extends InspectSourceDeps {
+  /** IMPORT_MAX_PART_BYTES: how many jobs the file would make. */
+  maxPartBytes: number;
+}
+
+export function makeDryRunPreflight(deps: DryRunPreflightDeps) {
   return async function dryRunPreflight(input: InspectSourceInput): Promise<DryRunStep<PreflightFacts>> {
     let calls: ServiceCalls;
     try {
@@ -25,7 +30,7 @@ export function makeDryRunPreflight(deps: InspectSourceDeps) {
     return dryRunStep(calls, async () => {
       const facts = await lookAtFile(deps, input);
       await checkReferences(deps, input, facts.header, calls);
-      const sample = await rowSample(deps.s3, { ...input, ...facts });
+      const sample = await rowSample(deps.s3, { ...input, ...facts }, deps.maxPartBytes);
       return {
         sizeBytes: facts.sizeBytes,
         etag: facts.etag,

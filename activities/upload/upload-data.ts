@@ -37,7 +37,7 @@ import { failure } from '../failures.js';
 import { FenceRefused, fencedBody } from '../job-record/fenced-body.js';
 import type { JobRecordGate, JobRecordSession } from '../job-record/gate.js';
 import { knownJobState, unexpectedJobState } from '../job-state.js';
-import { partBody, RowStageError } from '../rows/index.js';
+import { type PartPlan, partBody, type RowPlan, RowStageError } from '../rows/index.js';
 import { RangeNotHonoured, SourceAccessDenied, SourceObjectChanged, SourceObjectMissing, s3Url } from '../s3/errors.js';
 import { AUTO_MAX_PARTS, openRangedRead, type ParallelParts } from '../s3/ranged-reader.js';
 import type { S3Source } from '../s3/source.js';
@@ -104,6 +104,7 @@ export function makeUploadData(deps: UploadDataDeps) {
         bucket: input.bucket,
         key: input.key,
         etag: input.etag,
+        ...(input.part ? { part: input.part } : {}),
       });
       const claim = await claimUpload(record, input);
       if (claim.kind === 'done') {
@@ -391,7 +392,7 @@ async function openSource(deps: UploadDataDeps, input: UploadDataInput, signal: 
   if (input.rowPlan) {
     const open = (fromByte: number) =>
       deps.s3.read(bucket, key, { etag, signal, ...(fromByte > 0 ? { start: fromByte } : {}) });
-    return partBody(input.rowPlan, 1, open);
+    return partBody(input.rowPlan, plannedPart(input.rowPlan, input).number, open);
   }
   const { parallelParts, partSizeBytes } = deps;
   const sequential = () => deps.s3.read(bucket, key, { etag, signal });
@@ -406,6 +407,23 @@ async function openSource(deps: UploadDataDeps, input: UploadDataInput, signal: 
     signal,
   });
   return ranged ?? sequential();
+}
+
+/**
+ * The plan's part this job receives: part 1 of a file sent whole, else the
+ * part its record is named for, which must be the one the plan holds.
+ */
+function plannedPart(plan: RowPlan, input: UploadDataInput): PartPlan {
+  const number = input.part?.number ?? 1;
+  const planned = plan.parts[number - 1];
+  if (!planned || (input.part && planned.sha256 !== input.part.sha256) || planned.bytes !== input.sizeBytes) {
+    throw failure(
+      'InvalidInput',
+      `uploading ${s3Url(input.bucket, input.key)} to job ${input.jobId}: the input names part ${number} ` +
+        `(${input.sizeBytes} bytes), which the plan of ${plan.parts.length} part(s) does not hold; nothing was sent`,
+    );
+  }
+  return planned;
 }
 
 /**
@@ -430,7 +448,11 @@ function sourceFailure(err: unknown, input: UploadDataInput): unknown {
     return failure('SourceChanged', `${err.message}: it was removed after it was inspected`);
   }
   if (err instanceof RangeNotHonoured) return failure('SourceReadFailed', err.message);
-  // The regenerated body came out other than planned (or unreadable): the pinned object did not read the same.
+  // The regenerated body came out other than planned: the object at the key is no longer the planned one
+  // (a store that ignored the pinned ETag). Sending it again would send another body, so it is not retried.
+  if (err instanceof RowStageError && err.code === 'PartChanged') {
+    return failure('SourceChanged', `${where}: ${err.message}; no complete body was sent`);
+  }
   if (err instanceof RowStageError) return failure('SourceReadFailed', `${where}: ${err.message}; retried`);
   const reason = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
   return failure('SourceReadFailed', `reading ${where} from S3 failed during the upload (${reason}); retried`, {

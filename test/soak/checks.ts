@@ -51,26 +51,29 @@ export function judge(e: SoakEvidence): Violation[] {
   ];
 }
 
-/** The object a job was made for: by the content it accepted, else by the name the import gave it. */
+/** The object a job was made for: by a body it accepted, else by the name the import gave it. */
 function objectOf(job: JobRecord, objects: SoakObject[]): SoakObject | undefined {
   const sha = job.acceptedBodies[0]?.sha256;
-  const byContent = sha && objects.find((o) => o.sha256 === sha);
+  const byContent = sha && objects.find((o) => o.bodies.some((b) => b.sha256 === sha));
   if (byContent) return byContent;
   const name = job.dataImportName.replace(/^\[import:[^\]]*\]\s*/, '');
   return objects.find((o) => o.name === name);
 }
 
+/** One job per body the object should give: one, or one per part of a split file. */
 function secondJobs(e: SoakEvidence): Violation[] {
-  const byObject = new Map<string, JobRecord[]>();
+  const byObject = new Map<string, { allowed: number; jobs: JobRecord[] }>();
   for (const job of e.jobs) {
     const object = objectOf(job, e.objects);
     const id = object ? `${object.bucket}/${object.key}@${object.etag}` : `unknown name ${job.dataImportName}`;
-    byObject.set(id, [...(byObject.get(id) ?? []), job]);
+    const group = byObject.get(id) ?? { allowed: object?.bodies.length ?? 1, jobs: [] };
+    group.jobs.push(job);
+    byObject.set(id, group);
   }
-  return [...byObject].flatMap(([object, jobs]) =>
-    jobs.slice(1).map(() => ({
+  return [...byObject].flatMap(([object, { allowed, jobs }]) =>
+    jobs.slice(allowed).map(() => ({
       check: 'second-jobs' as const,
-      detail: `${object}: ${jobs.length} jobs (${jobs.map((j) => `${j.id} ${j.state} ${j.acceptedBodies.length} bodies, named ${JSON.stringify(j.dataImportName)}`).join('; ')})`,
+      detail: `${object}: ${jobs.length} jobs for ${allowed} bod${allowed === 1 ? 'y' : 'ies'} (${jobs.map((j) => `${j.id} ${j.state} ${j.acceptedBodies.length} bodies, named ${JSON.stringify(j.dataImportName)}`).join('; ')})`,
     })),
   );
 }
@@ -86,28 +89,43 @@ function doubleAccepts(e: SoakEvidence): Violation[] {
 
 function lostFiles(e: SoakEvidence): Violation[] {
   const out: Violation[] = [];
+  const expected = (o: SoakObject, sha: string, bytes: number) =>
+    o.bodies.some((b) => b.sha256 === sha && b.bytes === bytes);
   for (const [id, bodies] of Object.entries(e.record.bodiesByJob)) {
     for (const body of bodies) {
-      if (!e.objects.some((o) => o.sha256 === body.sha256 && o.bytes === body.bytes)) {
-        out.push({ check: 'lost', detail: `job ${id} accepted ${body.bytes} bytes that are no object's whole file` });
+      if (!e.objects.some((o) => expected(o, body.sha256, body.bytes))) {
+        out.push({
+          check: 'lost',
+          detail: `job ${id} accepted ${body.bytes} bytes that are no object's whole file or part`,
+        });
       }
     }
   }
-  // Every file put in S3 for an import is imported, unless its import still waits for a budget window.
+  // Every body of every file put in S3 for an import is imported, unless its import still waits for a budget window.
   const accepted = new Set(Object.values(e.record.bodiesByJob).flatMap((bodies) => bodies.map((b) => b.sha256)));
   for (const o of e.objects) {
-    if (accepted.has(o.sha256) || waitsForBudget(e.executions, o)) continue;
-    out.push({ check: 'lost', detail: `${o.key} (${o.bytes} B) was never imported` });
+    if (waitsForBudget(e.executions, o)) continue;
+    const missing = o.bodies.filter((b) => !accepted.has(b.sha256)).length;
+    if (missing > 0) {
+      out.push({
+        check: 'lost',
+        detail: `${o.key} (${o.bytes} B): ${missing} of ${o.bodies.length} bodies never imported`,
+      });
+    }
   }
   for (const x of e.executions) {
     if (x.type !== 'importFile' || x.status !== 'COMPLETED') continue;
     const object = e.objects.find((o) => o.bucket === x.input?.source?.bucket && o.key === x.input?.source?.key);
-    const bodies = e.record.bodiesByJob[x.result?.jobId ?? ''] ?? [];
-    if (!object || !bodies.some((b) => b.sha256 === object.sha256)) {
-      out.push({
-        check: 'lost',
-        detail: `${x.workflowId} completed with job ${x.result?.jobId}, which holds ${bodies.length ? 'other bytes' : 'no body'} (${x.input?.source?.key})`,
-      });
+    const jobIds = x.result?.parts?.map((p) => p.jobId) ?? [x.result?.jobId ?? ''];
+    for (const [i, jobId] of jobIds.entries()) {
+      const bodies = e.record.bodiesByJob[jobId] ?? [];
+      const want = object?.bodies[i];
+      if (!want || jobIds.length !== object.bodies.length || !bodies.some((b) => b.sha256 === want.sha256)) {
+        out.push({
+          check: 'lost',
+          detail: `${x.workflowId} completed with job ${jobId} (part ${i + 1} of ${jobIds.length}), which holds ${bodies.length ? 'other bytes' : 'no body'} (${x.input?.source?.key})`,
+        });
+      }
     }
   }
   return out;

@@ -16,7 +16,15 @@ import { seededRandom } from '../simulator/chaos.js';
 import { lockDist } from '../support/dist-lock.js';
 import { parseSoakArgs, USAGE } from './args.js';
 import { CHECKS, judge, type Violation } from './checks.js';
-import { csvOf, pickSize, putObject, type SoakObject } from './objects.js';
+import {
+  pickSize,
+  putObject,
+  SOAK_MAX_PART_BYTES,
+  type SoakFile,
+  type SoakFileKind,
+  type SoakObject,
+  soakFile,
+} from './objects.js';
 import { type Event, planSoak } from './plan.js';
 import { settle, settleBoundMs } from './settle.js';
 import { BUCKET, FEED_ID, SOAK_TIMINGS, type Stack, startStack } from './stack.js';
@@ -109,9 +117,25 @@ async function main(): Promise<number> {
 
 interface PlannedObject {
   object: SoakObject;
-  body: Buffer;
+  file: SoakFile;
   nightly: boolean;
 }
+
+/**
+ * The manual imports' files in turn: one split into several jobs (over the
+ * part limit), one gzip, one `;`-delimited Windows-1252, then five already in
+ * the service's form. The nightly's files are in the service's form.
+ */
+const MANUAL_KINDS: (SoakFileKind | 'split')[] = [
+  'split',
+  'gzip',
+  'semicolon-1252',
+  'plain',
+  'plain',
+  'plain',
+  'plain',
+  'plain',
+];
 
 /** The files, made up front (their S3 upload waits for their start). */
 async function makeObjects(
@@ -121,15 +145,29 @@ async function makeObjects(
   random: () => number,
 ): Promise<Map<number, PlannedObject>> {
   const out = new Map<number, PlannedObject>();
+  let manual = 0;
   for (const [i, p] of planned.entries()) {
     const key = p.nightly ? `nightly/${seed}-${i}.csv` : `manual/${seed}-${i}.csv`;
-    const body = csvOf(`${seed}-${i}`, pickSize(random));
+    const drawn = pickSize(random);
+    const kind = p.nightly ? 'plain' : MANUAL_KINDS[manual++ % MANUAL_KINDS.length]!;
+    const file =
+      kind === 'split'
+        ? soakFile('plain', `${seed}-${i}`, Math.max(drawn, 1.5 * SOAK_MAX_PART_BYTES))
+        : soakFile(kind, `${seed}-${i}`, drawn);
     const name = p.nightly ? `nightly ${FEED_ID}: ${key}` : `soak ${seed}-${i}`;
     // The ETag is known once stored; the object goes to S3 now, invisible to the feed's prefix until its night.
-    const stored = p.nightly ? undefined : await putObject(stack.s3.client, BUCKET, key, body, name);
+    const stored = p.nightly ? undefined : await putObject(stack.s3.client, BUCKET, key, file, name);
     out.set(i, {
-      object: stored ?? { bucket: BUCKET, key, etag: '', bytes: body.length, sha256: '', name },
-      body,
+      object: stored ?? {
+        bucket: BUCKET,
+        key,
+        etag: '',
+        bytes: file.body.length,
+        sha256: '',
+        name,
+        bodies: file.bodies,
+      },
+      file,
       nightly: p.nightly,
     });
   }
@@ -195,7 +233,7 @@ async function runEvent(
     case 'nightly': {
       for (const i of event.objects) {
         const o = objects.get(i) as PlannedObject;
-        o.object = await putObject(stack.s3.client, BUCKET, o.object.key, o.body, o.object.name);
+        o.object = await putObject(stack.s3.client, BUCKET, o.object.key, o.file, o.object.name);
       }
       // The schedule skips a trigger while a night runs (its next night would import these): wait for it.
       if (await nightRunning(stack)) {

@@ -14,6 +14,7 @@ import { type S3Proxy, startS3Proxy } from '../activities/s3/s3-proxy.js';
 import { type ChaosOptions, type Simulator, startSimulator } from '../simulator/server.js';
 import { startTcpProxy } from '../support/tcp-proxy.js';
 import { type DevServer, startDevServer } from './dev-server.js';
+import { SOAK_MAX_PART_BYTES } from './objects.js';
 import type { SoakTimings } from './settle.js';
 import { createWorker, type SoakWorker } from './workers.js';
 
@@ -149,6 +150,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     IMPORT_DELIVERY_BOUND: `${SOAK_TIMINGS.deliveryBoundMs}ms`,
     IMPORT_POLL_SCHEDULE: SOAK_TIMINGS.pollScheduleMs.map((ms) => `${ms}ms`).join(','),
     IMPORT_JOB_TIMEOUT: '15m',
+    IMPORT_MAX_PART_BYTES: String(SOAK_MAX_PART_BYTES),
     WORKER_METRICS_PORT: '0',
     WORKER_HEALTH_PORT: '0',
     WORKER_CONNECT_TIMEOUT: '30m',

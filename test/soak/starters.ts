@@ -55,6 +55,7 @@ export function createStarters(
         'Account',
         '--list-action',
         'insert',
+        ...(object.encoding ? ['--encoding', object.encoding] : []),
       ]),
     async viaClient(object) {
       for (let attempt = 1; attempt <= 4; attempt++) {
@@ -69,6 +70,7 @@ export function createStarters(
                 dataImportName: object.name,
                 entityType: 'Account',
                 listAction: 'insert',
+                ...(object.encoding ? { rows: { encoding: object.encoding } } : {}),
               },
             ],
           });

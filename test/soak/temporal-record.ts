@@ -16,7 +16,7 @@ export interface ExecutionView {
   type: string;
   status: string;
   input?: { source?: { bucket: string; key: string }; dataImportName?: string };
-  result?: { jobId?: string; bytes?: number };
+  result?: { jobId?: string; bytes?: number; parts?: { jobId: string }[] };
   failure?: { type: string; message: string };
   progress?: ImportProgress;
   pending: string[];

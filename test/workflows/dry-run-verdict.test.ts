@@ -36,6 +36,15 @@ describe('importCost', () => {
     expect(done.jobStatus).toEqual({ calls: 2 });
   });
 
+  it('counts a create, an upload and the status reads per part of a split file, whatever the version’s record holds', () => {
+    expect(importCost({ entityType: 'Account' }, { jobId: '7', state: 'Completed' }, 3)).toEqual({
+      listJobs: { calls: 1, bound: 'at-least' },
+      createJob: { calls: 3 },
+      submitData: { calls: 3 },
+      jobStatus: { calls: 183, bound: 'estimate' },
+    });
+  });
+
   it('adds the reference reads an import source and an activity type need, at most once each', () => {
     const cost = importCost({ entityType: 'Activity', activityTypeId: 3, importSource: 'CSV' }, undefined);
     expect(cost.listSources).toEqual({ calls: 1, bound: 'at-most' });

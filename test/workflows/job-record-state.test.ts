@@ -318,6 +318,19 @@ describe('job record: small parts', () => {
     );
   });
 
+  it('names each part of a split version a record and job keys of its own, by its number and digest', () => {
+    const part = (number: number, sha256: string) => ({ ...version, part: { number, sha256 } });
+    const whole = jobRecordWorkflowId(version);
+    const first = jobRecordWorkflowId(part(1, 'aa'));
+    expect(first).toMatch(/^job-record-acme-[0-9a-f]{16}$/u);
+    expect(new Set([whole, first, jobRecordWorkflowId(part(2, 'aa')), jobRecordWorkflowId(part(1, 'ab'))]).size).toBe(
+      4,
+    );
+    expect(jobRecordWorkflowId({ ...part(1, 'aa'), etag: 'W/"abc"' })).toBe(first);
+    expect(jobKeyOf(part(1, 'aa'), 1)).not.toBe(jobKeyOf(version, 1));
+    expect(jobKeyOf(part(1, 'aa'), 1)).not.toBe(jobKeyOf(part(2, 'aa'), 1));
+  });
+
   it('validates requests and carried state', () => {
     expect(claimRequestProblem({ attempt: a1 })).toBeUndefined();
     expect(claimRequestProblem({ attempt: { ...a1, scheduledMs: 'x' } })).toMatch(/scheduledMs/u);

@@ -97,7 +97,14 @@ function rowSampleText(sample: RowSample): string {
     : `a sample: the first ${sample.read} rows (${formatBytes(sample.bytes)}); the import checks every row`;
   const refused = sample.rejected === 0 ? 'none would be refused' : `${sample.rejected} would be refused`;
   const examples = sample.examples.map((e) => `row ${e.row}: ${e.reason}`).join('; ');
-  return `checked ${scope}: ${refused}${examples ? ` (${examples})` : ''}`;
+  return `checked ${scope}: ${refused}${examples ? ` (${examples})` : ''}${partsText(sample)}`;
+}
+
+/** A body too large for one job: how many it makes, counted or estimated. */
+function partsText(sample: RowSample): string {
+  if (sample.parts === undefined || sample.parts <= 1) return '';
+  const how = sample.wholeFile ? '' : 'about ';
+  return `; split into ${how}${sample.parts} jobs (IMPORT_MAX_PART_BYTES)`;
 }
 
 const RECORD_STATUS_TEXT: Record<JobRecordStatus, string> = {

@@ -107,5 +107,6 @@ export class RateMeter {
 export function describeRows(rows: RowCounts): string {
   const report = rows.rejectsReport ? ` (report ${rows.rejectsReport})` : '';
   const body = rows.body === 'original' ? 'sent byte for byte' : 'rewritten as UTF-8 comma CSV';
-  return `rows ${rows.read} read, ${rows.sent} sent, ${rows.rejected} rejected${report}; ${rows.dialect}, ${body}`;
+  const parts = rows.parts === undefined ? '' : `, split into ${rows.parts} jobs`;
+  return `rows ${rows.read} read, ${rows.sent} sent, ${rows.rejected} rejected${report}; ${rows.dialect}, ${body}${parts}`;
 }

@@ -33,7 +33,10 @@ export function describeResult(result: ImportFileResult): string {
   const upload = result.uploadSkipped
     ? 'data already accepted earlier, not sent again'
     : `${formatBytes(result.bytes)} uploaded`;
-  return `completed: job ${result.jobId}, ${upload}${result.jobReused ? ', job reused' : ''}`;
+  const reused = result.jobReused ? ', job reused' : '';
+  if (!result.parts) return `completed: job ${result.jobId}, ${upload}${reused}`;
+  const jobs = result.parts.map((part) => part.jobId).join(', ');
+  return `completed in ${result.parts.length} parts: jobs ${jobs}, ${upload}${reused ? ', jobs reused' : ''}`;
 }
 
 export async function startCommand(options: StartOptions, ctx: CliContext): Promise<void> {

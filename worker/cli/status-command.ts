@@ -53,6 +53,7 @@ function detailLines(report: StatusReport, nowMs: number): [string, string][] {
     case 'import': {
       const { progress, upload } = details;
       const lines: [string, string][] = [['phase', progress.phase]];
+      if (progress.part) lines.push(['part', `${progress.part.number} of ${progress.part.of}`]);
       if (progress.jobId !== undefined)
         lines.push(['job', `${progress.jobId} (${progress.jobState ?? 'state unknown'})`]);
       if (details.freshness) lines.push(['freshness', details.freshness]);

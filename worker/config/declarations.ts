@@ -157,9 +157,16 @@ export const CONFIG_VARIABLES = {
     durationText(DEFAULT_JOB_TIMEOUT_MS),
     duration(),
   ),
-  // The spec's limit is 5 GB in decimal bytes; 5 GiB would let 368 MB too many pass preflight.
-  IMPORT_MAX_FILE_BYTES: variable(
-    'Largest file accepted (bytes, or with a unit: `500MB`), at most the service limit `5GB` (5,000,000,000 bytes)',
+  IMPORT_MAX_FILE_BYTES: optional(
+    'Largest source object accepted (bytes, or with a unit: `20GB`); a larger one is refused before any call (`FileTooLarge`). Unset, any size is taken: a body larger than `IMPORT_MAX_PART_BYTES` is split into several jobs, so this only bounds how many',
+    (text, name) => {
+      const bytes = parseSize(text);
+      return bytes !== undefined && bytes > 0 ? bytes : fail(name, 'a size of at least 1 byte, such as 20GB', text);
+    },
+  ),
+  // The spec's limit is 5 GB in decimal bytes; 5 GiB would let 368 MB too many into one job.
+  IMPORT_MAX_PART_BYTES: variable(
+    'Most bytes one job receives (bytes, or with a unit: `500MB`), at most the service limit `5GB` (5,000,000,000 bytes). A file whose body (after decompression and conversion) is larger is split at row boundaries into parts of at most this size, each with the header, each its own job',
     '5GB',
     (text, name) => {
       const bytes = parseSize(text);

@@ -92,7 +92,10 @@ export interface Config extends ClientConfig {
   s3: { endpoint?: string; region: string; forcePathStyle: boolean };
   budget: BudgetSettings;
   poll: { scheduleMs: number[]; jitterRatio: number };
-  maxFileBytes: number;
+  /** IMPORT_MAX_FILE_BYTES: absent, any size is taken (and split into parts). */
+  maxFileBytes?: number;
+  /** IMPORT_MAX_PART_BYTES: the most one job receives. */
+  maxPartBytes: number;
   /**
    * The job records' fence (IMPORT_RECORD_LEASE, IMPORT_RECORD_LAG, IMPORT_DELIVERY_BOUND) and how often a
    * waiting record looks for a new current release (IMPORT_RECORD_RELEASE_CHECK): given to each record the worker starts.

@@ -45,6 +45,7 @@ export function createActivityDeps(config: Config, client: Client, metrics?: Wor
     sweepBoard: new TemporalSweepBoard({ client, taskQueue: config.temporal.taskQueue, tenant: config.tenant }),
     settings: {
       maxFileBytes: config.maxFileBytes,
+      maxPartBytes: config.maxPartBytes,
       poll: { scheduleMs: config.poll.scheduleMs, jitterRatio: config.poll.jitterRatio },
       uploadIdleTimeoutMs: service.uploadIdleTimeoutMs,
       partSizeBytes: config.upload.partSizeBytes,

@@ -4,7 +4,7 @@
  * them without pulling any I/O into the sandbox. Nothing here carries a secret.
  */
 // Types only (erased): the row stage's dialect and plan are plain data that cross activity results.
-import type { Dialect, RowPlan } from '../../activities/rows/index.js';
+import type { Dialect, PartPlan, RowPlan } from '../../activities/rows/index.js';
 import type { ApiCallCounts } from './endpoints.js';
 import type {
   CsvDelimiter,
@@ -16,7 +16,9 @@ import type {
   OnRejectedRowsMode,
 } from './import-input.js';
 import type { RowCounts } from './import-workflow.js';
-import type { ObjectVersion } from './object-version.js';
+import type { ObjectVersion, PartOfVersion } from './object-version.js';
+
+export type { PartPlan };
 
 /**
  * The tenant an import names, if any. Budgets are always those of the
@@ -133,6 +135,11 @@ export interface UploadDataInput extends BudgetScope {
    * the object is sent byte for byte.
    */
   rowPlan?: RowPlan;
+  /**
+   * Set when the plan splits the file into several jobs: the part of
+   * `rowPlan` this job receives, whose job record is the part's own.
+   */
+  part?: PartOfVersion;
 }
 
 export interface UploadDataResult {

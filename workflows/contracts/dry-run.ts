@@ -201,6 +201,12 @@ export interface RowSample {
   rejected: number;
   /** The first refused rows, each with its row number (the header is row 1) and reason. */
   examples: { row: number; reason: string }[];
+  /**
+   * The jobs the file's body makes at the part limit (IMPORT_MAX_PART_BYTES):
+   * counted when the sample is the whole file, else estimated from the
+   * sample's body per source byte. Absent from a worker that does not count them.
+   */
+  parts?: number;
 }
 
 /** The read-only activities only the dry run calls; `createActivities(deps)` registers them. */

@@ -54,6 +54,8 @@ export interface ImportProgress {
   totalBytes?: number;
   /** The rows as the row check counted them, once it has run. */
   rows?: RowCounts;
+  /** Set while a file split into several jobs is imported: the part under way (jobId and jobState are its). */
+  part?: { number: number; of: number };
   /** Set while a daily budget is spent: the ISO instant the workflow resumes. */
   waitingForBudgetUntil?: string;
   /** Set while the workflow waits for a `retry` or `abandon` signal. */
@@ -70,6 +72,8 @@ export interface RowCounts {
   read: number;
   sent: number;
   rejected: number;
+  /** How many jobs the sent rows are split into, when more than one (each part at most IMPORT_MAX_PART_BYTES). */
+  parts?: number;
   /** `s3://bucket/key` of the rejects report, when a row was refused. */
   rejectsReport?: string;
 }
@@ -85,8 +89,22 @@ interface ImportStepSeconds {
   waitingForBudget: number;
 }
 
+/** One part of a file split into several jobs, as it was imported. */
+export interface PartResult {
+  /** 1 for the first part. */
+  number: number;
+  jobId: string;
+  bytes: number;
+  /** The source rows the part covers, inclusive (the header is row 1); its refused ones are in the rejects report. */
+  firstRow: number;
+  lastRow: number;
+  rowsSent: number;
+  jobReused: boolean;
+  uploadSkipped: boolean;
+}
+
 export interface ImportFileResult {
-  /** The service's int64 job id, as a decimal string. */
+  /** The service's int64 job id, as a decimal string; the first part's, for a file split into several jobs. */
   jobId: string;
   state: 'completed';
   bytes: number;
@@ -94,8 +112,10 @@ export interface ImportFileResult {
   seconds: ImportStepSeconds;
   rows: RowCounts;
   apiCalls: ApiCallCounts;
-  /** True when the job already existed (a lost create response or a reset). */
+  /** True when the job already existed (a lost create response or a reset); for a split file, every part's. */
   jobReused: boolean;
-  /** True when the service had already accepted the data, so nothing was sent again. */
+  /** True when the service had already accepted the data, so nothing was sent again; for a split file, every part's. */
   uploadSkipped: boolean;
+  /** Set for a file split into several jobs (`bytes` is then their sum): each part, in order. */
+  parts?: PartResult[];
 }

@@ -6,7 +6,7 @@
  * tests.
  */
 import { fnv1a64 } from './job-key.js';
-import { normaliseEtag, type ObjectVersion } from './object-version.js';
+import { type ObjectVersion, versionName } from './object-version.js';
 
 export const JOB_RECORD_WORKFLOW_TYPE = 'jobRecord';
 
@@ -189,6 +189,6 @@ export interface JobRecordInput {
  */
 export function jobRecordWorkflowId(version: TenantObjectVersion): string {
   const readable = version.tenant.replace(/[^A-Za-z0-9_.-]/gu, '_').slice(0, 64);
-  const object = `${version.tenant}\n${version.bucket}/${version.key}@${normaliseEtag(version.etag)}`;
+  const object = `${version.tenant}\n${versionName(version)}`;
   return `job-record-${readable}-${fnv1a64(object)}`;
 }

@@ -1,8 +1,9 @@
 /**
  * A small HTTP proxy in front of s3rver, for the S3 behaviours s3rver itself
  * does not show, each switchable per request: an S3 that ignores Range (it
- * answers 200 with the whole object), a GET cut off after K body bytes, and a
- * GET refused with 403 AccessDenied. It counts the body bytes it delivered,
+ * answers 200 with the whole object), one that ignores If-Match and sends no
+ * ETag (it answers with whatever the key holds now), a GET cut off after K
+ * body bytes, and a GET refused with 403 AccessDenied. It counts the body bytes it delivered,
  * so a test can tell how much of an object a reader pulled.
  *
  * Range is part of the SDK's signature, so a ranged GET cannot be forwarded
@@ -18,6 +19,8 @@ export interface S3Proxy {
   readonly endpoint: string;
   /** While true, every ranged GET is answered 200 with the whole object. */
   ignoreRange: boolean;
+  /** While true, every GET ignores If-Match and its answer carries no ETag. */
+  ignoreIfMatch: boolean;
   /** The next GET's body is cut (the socket destroyed) after this many bytes. */
   cutNextGetAfter(bytes: number): void;
   /** The next GET is refused with 403 AccessDenied. */
@@ -76,6 +79,26 @@ export async function startS3Proxy(upstream: string): Promise<S3Proxy> {
     deliver(res, out.Body as Readable);
   }
 
+  /** The key's current bytes (the range asked for, if any), without the pin or an ETag. */
+  async function unpinned(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const [bucket, ...key] = new URL(req.url ?? '/', upstream).pathname.slice(1).split('/');
+    const range = req.headers.range;
+    const out = await client.send(
+      new GetObjectCommand({
+        Bucket: decodeURIComponent(bucket ?? ''),
+        Key: key.map(decodeURIComponent).join('/'),
+        Range: typeof range === 'string' ? range : undefined,
+      }),
+    );
+    res.writeHead(out.ContentRange ? 206 : 200, {
+      'content-length': String(out.ContentLength ?? 0),
+      'content-type': out.ContentType ?? 'application/octet-stream',
+      ...(out.ContentRange ? { 'content-range': out.ContentRange } : {}),
+      'accept-ranges': 'bytes',
+    });
+    deliver(res, out.Body as Readable);
+  }
+
   function forward(req: IncomingMessage, res: ServerResponse): void {
     const upstreamReq = request(
       { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
@@ -98,6 +121,13 @@ export async function startS3Proxy(upstream: string): Promise<S3Proxy> {
       res.end(xml);
       return;
     }
+    if (req.method === 'GET' && proxy.ignoreIfMatch) {
+      unpinned(req, res).catch(() => {
+        if (!res.headersSent) res.writeHead(500).end();
+        else res.socket?.destroy();
+      });
+      return;
+    }
     if (req.method === 'GET' && req.headers.range !== undefined && proxy.ignoreRange) {
       wholeObject(req, res).catch(() => {
         if (!res.headersSent) res.writeHead(500).end();
@@ -113,6 +143,7 @@ export async function startS3Proxy(upstream: string): Promise<S3Proxy> {
   const proxy: S3Proxy = {
     endpoint: `http://127.0.0.1:${port}`,
     ignoreRange: false,
+    ignoreIfMatch: false,
     cutNextGetAfter: (bytes) => {
       cutAfter = bytes;
     },

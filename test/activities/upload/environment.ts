@@ -161,7 +161,13 @@ export function runUpload(deps: UploadDataDeps, input: UploadDataInput, info: Pa
 
 async function jobMadeThroughRecord(deps: UploadDataDeps, input: UploadDataInput): Promise<void> {
   const { workflowId, runId } = currentAttempt();
-  const version = { tenant: deps.budget.tenant, bucket: input.bucket, key: input.key, etag: input.etag };
+  const version = {
+    tenant: deps.budget.tenant,
+    bucket: input.bucket,
+    key: input.key,
+    etag: input.etag,
+    ...(input.part ? { part: input.part } : {}),
+  };
   const create = deps.jobRecord.session(version, { workflowId, runId, activityId: 'create', scheduledMs: 0 });
   const claim = await create.claimCreate();
   if (claim.kind === 'create') await create.resolveCreate(claim.seq, { jobId: input.jobId, state: 'new' });

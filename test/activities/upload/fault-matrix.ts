@@ -132,16 +132,16 @@ async function main(): Promise<void> {
     proxy.ignoreRange = false;
     await scenario('13 S3 read cut after 1 MiB (once)', 4 * MiB, () => proxy.cutNextGetAfter(MiB), { s3: viaProxy });
     await scenario('13 S3 answers 403 to the upload read', 200_000, () => proxy.refuseNextGet(), { s3: viaProxy });
-    await guarded('13 preflight limit', async () => {
-      const limit = loadConfig({}).maxFileBytes;
-      const verdict = 5_000_000_001 > limit ? 'FileTooLarge' : 'passes preflight';
+    await guarded('13 part limit', async () => {
+      const { maxPartBytes } = loadConfig({});
+      const verdict = 5_000_000_001 > maxPartBytes ? 'split into parts' : 'one job';
       rows.push([
-        '13 a 5,000,000,001-byte file, default IMPORT_MAX_FILE_BYTES',
+        '13 a 5,000,000,001-byte body, default IMPORT_MAX_PART_BYTES',
         '-',
         '-',
         '-',
         '-',
-        `${verdict} (limit ${limit})`,
+        `${verdict} (part limit ${maxPartBytes})`,
       ]);
     });
     await pollingRows();

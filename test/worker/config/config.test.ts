@@ -67,7 +67,8 @@ describe('configuration defaults', () => {
     });
     expect(c.budget.resetMinuteUtc).toBe(0);
     expect(c.poll.scheduleMs).toEqual([5000, 10000, 20000, 40000, 60000]);
-    expect(c.maxFileBytes).toBe(5_000_000_000);
+    expect(c.maxFileBytes).toBeUndefined();
+    expect(c.maxPartBytes).toBe(5_000_000_000);
     expect(c.feeds).toEqual([]);
   });
 
@@ -115,8 +116,9 @@ describe('configuration errors name the variable and what it expects', () => {
     [{ IMPORT_BUDGET_RESET_UTC: '24:00' }, /^IMPORT_BUDGET_RESET_UTC must be a UTC time HH:MM; got "24:00"/],
     [{ IMPORT_POLL_SCHEDULE: '5s,soon' }, /^IMPORT_POLL_SCHEDULE must be comma-separated durations/],
     [{ IMPORT_MAX_FILE_BYTES: '5 parsecs' }, /^IMPORT_MAX_FILE_BYTES must be a size/],
-    [{ IMPORT_MAX_FILE_BYTES: '5000000001' }, /^IMPORT_MAX_FILE_BYTES must be a size from 1 byte to 5GB/],
-    [{ IMPORT_MAX_FILE_BYTES: '5GiB' }, /^IMPORT_MAX_FILE_BYTES must be a size from 1 byte to 5GB/],
+    [{ IMPORT_MAX_FILE_BYTES: '0' }, /^IMPORT_MAX_FILE_BYTES must be a size of at least 1 byte/],
+    [{ IMPORT_MAX_PART_BYTES: '5000000001' }, /^IMPORT_MAX_PART_BYTES must be a size from 1 byte to 5GB/],
+    [{ IMPORT_MAX_PART_BYTES: '5GiB' }, /^IMPORT_MAX_PART_BYTES must be a size from 1 byte to 5GB/],
     [{ S3_ENDPOINT: 'ftp://files' }, /^S3_ENDPOINT must be an http\(s\) URL/],
     [{ S3_FORCE_PATH_STYLE: 'maybe' }, /^S3_FORCE_PATH_STYLE must be true or false/],
     [{ IMPORT_TENANT: 'has space' }, /^IMPORT_TENANT must be 1-64 letters/],
