@@ -19,6 +19,8 @@ export interface SourceRow {
   end: number;
   /** Set when the record could not be read as a row (an unclosed quote). */
   unreadable?: string;
+  /** The row's own bytes (no line end) when they already are its canonical line: UTF-8, comma, no quotes. */
+  canonical?: Buffer;
 }
 
 export type ParsedBatch = { rows: SourceRow[] } | { rows: SourceRow[]; error: Error };
