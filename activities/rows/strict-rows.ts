@@ -8,6 +8,9 @@
  * that never closes, a row over the row bound): csv-parse reads the file from
  * that row on, so every lenient rule and every error stays csv-parse's own.
  *
+ * A UTF-8, comma row whose quoted fields all need their quotes is already
+ * its canonical line: its bytes go on as they are, with no text made of them.
+ *
  * It reads UTF-8 and the single-byte encodings, where the delimiter, quote,
  * CR and LF are single bytes that no other character contains. Rows, fields
  * and byte offsets are what csv-parse gives for the same bytes (tested
@@ -170,6 +173,8 @@ export class StrictRows {
   private walk(data: Buffer, start: number, final: boolean): number {
     const fields: string[] = [];
     const length = data.length;
+    // Whether every quoted field needs its quotes: then the row's bytes are its canonical line.
+    let ownBytes = this.plainIsCanonical;
     let p = start;
     for (;;) {
       let end: number;
@@ -189,6 +194,7 @@ export class StrictRows {
         if (close + 1 >= length && !final) return INCOMPLETE;
         const value = this.text(data, p + 1, close);
         fields.push(escaped ? value.replaceAll('""', '"') : value);
+        if (ownBytes && !escaped && !needsQuotes(data, p + 1, close)) ownBytes = false;
         end = close + 1;
         if (end < length && data[end] !== this.delimiter && data[end] !== LF && data[end] !== CR) {
           return this.stop('text after a closing quote');
@@ -205,20 +211,30 @@ export class StrictRows {
         if (end < length && data[end] === QUOTE) return this.stop('a quote inside an unquoted field');
         fields.push(this.text(data, p, end));
       }
-      if (end >= length) return this.done(fields, end);
+      if (end >= length) return this.done(fields, end, ownBytes ? data.subarray(start, end) : undefined);
       const b = data[end];
-      if (b === LF) return this.done(fields, end + 1);
+      if (b === LF) return this.done(fields, end + 1, ownBytes ? data.subarray(start, end) : undefined);
       if (b === CR) {
         if (end + 1 >= length) return final ? this.stop('a line ends in CR alone') : INCOMPLETE;
-        return data[end + 1] === LF ? this.done(fields, end + 2) : this.stop('a line ends in CR alone');
+        if (data[end + 1] !== LF) return this.stop('a line ends in CR alone');
+        return this.done(fields, end + 2, ownBytes ? data.subarray(start, end) : undefined);
       }
       p = end + 1; // past the delimiter
     }
   }
 
-  private done(fields: string[], end: number): number {
+  private done(fields: string[], end: number, canonical: Buffer | undefined): number {
     this.fields = fields;
-    this.plain = undefined;
+    this.plain = canonical;
     return end;
   }
+}
+
+/** Whether a quoted field's bytes (no doubled quotes in them) hold a comma, CR or LF, so its quotes must stay. */
+function needsQuotes(data: Buffer, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) {
+    const b = data[i];
+    if (b === COMMA || b === CR || b === LF) return true;
+  }
+  return false;
 }

@@ -71,9 +71,14 @@ async function parsedOnly(bytes: Buffer, dialect: Dialect, maxRowBytes = MAX_ROW
   return { rows };
 }
 
-async function expectSameRows(bytes: Buffer, dialect: Dialect, maxRowBytes = MAX_ROW): Promise<Outcome> {
+async function expectSameRows(
+  bytes: Buffer,
+  dialect: Dialect,
+  maxRowBytes = MAX_ROW,
+  chunks = [1, 2, 3, 7, 64, 4096],
+): Promise<Outcome> {
   const expected = await parsedOnly(bytes, dialect, maxRowBytes);
-  for (const chunk of [1, 2, 3, 7, 64, 4096]) {
+  for (const chunk of chunks) {
     expect({ chunk, ...(await staged(bytes, dialect, chunk, maxRowBytes)) }).toEqual({ chunk, ...expected });
   }
   return expected;
@@ -133,6 +138,25 @@ describe('the strict reader reads what csv-parse reads', () => {
     expect(out).toMatchObject({
       rows: expect.arrayContaining([expect.objectContaining({ unreadable: expect.any(String) })]),
     });
+  });
+
+  it('passes a row that already is its canonical line on as its own bytes, and one with needless quotes as text', async () => {
+    const bytes = utf8('h1,h2\nplain,row\n"needs, quotes","say ""hi"""\n"needless",quotes\n');
+    const rows: SourceRow[] = [];
+    const from = { startByte: 0, firstRow: 1, maxRowBytes: MAX_ROW };
+    for await (const batch of sourceRows(chunked(bytes, 5), dialectOf(','), from)) rows.push(...batch);
+    expect(rows.map((r) => r.canonical?.toString('utf8'))).toEqual([
+      'h1,h2',
+      'plain,row',
+      '"needs, quotes","say ""hi"""',
+      undefined,
+    ]);
+    expect(canonicalLine(rows[3]!.fields)).toBe('needless,quotes\r\n');
+  });
+
+  it('reads chunks larger than its batches, and hands csv-parse the rest of one it stops in', async () => {
+    const rows = Array.from({ length: 5000 }, (_, i) => `row ${i},"note, ${i}"`).join('\n');
+    await expectSameRows(utf8(`h1,h2\n${rows}\nstray "quote,here\n${rows}\n`), dialectOf(','), MAX_ROW, [1 << 20]);
   });
 
   it('random files from the characters CSV is made of', async () => {
