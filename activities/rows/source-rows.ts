@@ -138,13 +138,16 @@ async function* resumed(taken: Buffer, rest: AsyncIterator<Buffer>): AsyncGenera
  * The rows from `from.startByte` on, in batches. `raw` is the object's bytes
  * from `from.startByte` on, or for gzip the whole compressed object. `tap`
  * sees the raw bytes first. The strict reader reads what it can (for most
- * files, everything); csv-parse reads from the first row it cannot.
+ * files, everything); csv-parse reads from the first row it cannot, and
+ * `onNotStrict` hears why. A file the strict reader does not read (UTF-16) is
+ * csv-parse's from the start.
  */
 export async function* sourceRows(
   raw: Readable,
   dialect: Dialect,
   from: ReadFrom,
   tap?: Transform,
+  onNotStrict?: (reason: string) => void,
 ): AsyncGenerator<SourceRow[]> {
   const bom = from.startByte === 0 && dialect.hasBom ? bomLength(dialect.encoding) : 0;
   const start = from.startByte + bom;
@@ -152,6 +155,7 @@ export async function* sourceRows(
   // pipeline destroys every stage with the first error, so reading the last one throws it.
   const bytes: Readable = stages.length > 0 ? (pipeline([raw, ...stages], () => {}) as Transform) : raw;
   if (!StrictRows.reads(dialect)) {
+    onNotStrict?.(`the strict reader does not read ${dialect.encoding}`);
     yield* parsedRows(bytes, dialect, from.maxRowBytes, start, from.firstRow);
     return;
   }
@@ -181,6 +185,7 @@ export async function* sourceRows(
       }
     }
     const at = reader.resume();
+    onNotStrict?.(`${reader.stopped} (row ${at.row}, byte ${at.start})`);
     const rest = Readable.from(resumed(Buffer.concat([at.bytes, unread]), chunks), { objectMode: false });
     yield* parsedRows(rest, dialect, from.maxRowBytes, at.start, at.row);
   } finally {

@@ -140,8 +140,9 @@ export class StrictRows {
     this.quoteAt = this.next(data, QUOTE, this.quoteAt, start);
     this.crAt = this.next(data, CR, this.crAt, start);
     const { lfAt: lf, quoteAt: quote, crAt: cr } = this;
-    // No quote, and no CR but the one of a CRLF: the row is plain text up to its line end.
-    if (quote > lf && (cr > lf || cr === lf - 1) && (lf < data.length || final)) {
+    // No quote, and no CR but the one of a CRLF: the row is plain text up to its line end (or the file's).
+    const found = lf < data.length;
+    if (quote > lf && (cr > lf || (cr === lf - 1 && found)) && (found || final)) {
       const contentEnd = cr === lf - 1 ? cr : lf;
       if (contentEnd === start) {
         this.fields = undefined;
