@@ -8,8 +8,9 @@
  * that never closes, a row over the row bound): csv-parse reads the file from
  * that row on, so every lenient rule and every error stays csv-parse's own.
  *
- * A UTF-8, comma row whose quoted fields all need their quotes is already
- * its canonical line: its bytes go on as they are, with no text made of them.
+ * The reader also writes each row's canonical line, knowing from the bytes
+ * which fields need quotes; a UTF-8, comma row whose quoted fields all need
+ * their quotes already is its canonical line, and its bytes go on as they are.
  *
  * It reads UTF-8 and the single-byte encodings, where the delimiter, quote,
  * CR and LF are single bytes that no other character contains. Rows, fields
@@ -17,6 +18,7 @@
  * against it).
  */
 import type { Dialect } from './dialect.js';
+import type { CanonicalLine } from './line-blocks.js';
 import type { SourceRow } from './row-parser.js';
 import { latin1ToWindows1252 } from './windows-1252.js';
 
@@ -51,9 +53,9 @@ export class StrictRows {
   private readonly fix: ((text: string) => string) | undefined;
   /** A row without quotes is its own canonical line (UTF-8, comma): its bytes go on unchanged. */
   private readonly plainIsCanonical: boolean;
-  // What `row()` read: the fields (undefined for an empty line, which csv-parse skips) and a plain row's bytes.
+  // What `row()` read: the fields (undefined for an empty line, which csv-parse skips) and the canonical line.
   private fields: string[] | undefined;
-  private plain: Buffer | undefined;
+  private line: CanonicalLine | undefined;
   // The next LF, quote and CR at or after a position of the data being read (its length when there is none).
   private lfAt = -1;
   private quoteAt = -1;
@@ -114,7 +116,7 @@ export class StrictRows {
       }
       if (this.fields !== undefined) {
         const row: SourceRow = { row: this.nextRow++, fields: this.fields, end: this.carryStart + end };
-        if (this.plain !== undefined) row.canonical = this.plain;
+        if (this.line !== undefined) row.canonical = this.line;
         rows.push(row);
         lastEnd = end;
       }
@@ -154,10 +156,15 @@ export class StrictRows {
     return this.walk(data, start, final);
   }
 
+  /** A row without quotes, CR or LF: only a comma inside a field (of a file with another delimiter) needs quotes. */
   private plainRow(data: Buffer, start: number, end: number): void {
-    const text = data.toString(this.encoding, start, end);
-    this.fields = (this.fix ? this.fix(text) : text).split(this.delimiterText);
-    this.plain = this.plainIsCanonical ? data.subarray(start, end) : undefined;
+    const text = this.text(data, start, end);
+    const fields = text.split(this.delimiterText);
+    this.fields = fields;
+    if (this.plainIsCanonical) this.line = data.subarray(start, end);
+    else if (this.delimiter === COMMA) this.line = `${text}\r\n`;
+    else if (!text.includes(',')) this.line = `${fields.join(',')}\r\n`;
+    else this.line = `${fields.map((f) => (f.includes(',') ? `"${f}"` : f)).join(',')}\r\n`;
   }
 
   private text(data: Buffer, start: number, end: number): string {
@@ -174,7 +181,9 @@ export class StrictRows {
   private walk(data: Buffer, start: number, final: boolean): number {
     const fields: string[] = [];
     const length = data.length;
-    // Whether every quoted field needs its quotes: then the row's bytes are its canonical line.
+    // Which fields need quotes in the canonical line (none: undefined); with every quoted field
+    // among them, a UTF-8 comma row's own bytes are its canonical line.
+    let needs: boolean[] | undefined;
     let ownBytes = this.plainIsCanonical;
     let p = start;
     for (;;) {
@@ -195,7 +204,8 @@ export class StrictRows {
         if (close + 1 >= length && !final) return INCOMPLETE;
         const value = this.text(data, p + 1, close);
         fields.push(escaped ? value.replaceAll('""', '"') : value);
-        if (ownBytes && !escaped && !needsQuotes(data, p + 1, close)) ownBytes = false;
+        if (escaped || needsQuotes(data, p + 1, close)) (needs ??= [])[fields.length - 1] = true;
+        else ownBytes = false;
         end = close + 1;
         if (end < length && data[end] !== this.delimiter && data[end] !== LF && data[end] !== CR) {
           return this.stop('text after a closing quote');
@@ -203,32 +213,42 @@ export class StrictRows {
       } else {
         end = p;
         const delimiter = this.delimiter;
+        let comma = false;
         while (end < length) {
           const b = data[end];
           if (b === delimiter || b === LF || b === CR || b === QUOTE) break;
+          if (b === COMMA) comma = true;
           end++;
         }
         if (end >= length && !final) return INCOMPLETE;
         if (end < length && data[end] === QUOTE) return this.stop('a quote inside an unquoted field');
         fields.push(this.text(data, p, end));
+        if (comma) (needs ??= [])[fields.length - 1] = true;
       }
-      if (end >= length) return this.done(fields, end, ownBytes ? data.subarray(start, end) : undefined);
-      const b = data[end];
-      if (b === LF) return this.done(fields, end + 1, ownBytes ? data.subarray(start, end) : undefined);
-      if (b === CR) {
+      let rowEnd: number;
+      if (end >= length) rowEnd = end;
+      else if (data[end] === LF) rowEnd = end + 1;
+      else if (data[end] === CR) {
         if (end + 1 >= length) return final ? this.stop('a line ends in CR alone') : INCOMPLETE;
         if (data[end + 1] !== LF) return this.stop('a line ends in CR alone');
-        return this.done(fields, end + 2, ownBytes ? data.subarray(start, end) : undefined);
+        rowEnd = end + 2;
+      } else {
+        p = end + 1; // past the delimiter
+        continue;
       }
-      p = end + 1; // past the delimiter
+      this.fields = fields;
+      this.line = ownBytes ? data.subarray(start, end) : canonicalText(fields, needs);
+      return rowEnd;
     }
   }
+}
 
-  private done(fields: string[], end: number, canonical: Buffer | undefined): number {
-    this.fields = fields;
-    this.plain = canonical;
-    return end;
-  }
+/** The canonical line of a walked row, quoting the fields marked as needing it. */
+function canonicalText(fields: string[], needs: boolean[] | undefined): string {
+  // A lone empty field would be an empty line, which readers skip: quoted, the row survives.
+  if (fields.length === 1 && fields[0] === '') return '""\r\n';
+  if (needs === undefined) return `${fields.join(',')}\r\n`;
+  return `${fields.map((f, i) => (needs[i] ? `"${f.replaceAll('"', '""')}"` : f)).join(',')}\r\n`;
 }
 
 /** Whether a quoted field's bytes (no doubled quotes in them) hold a comma, CR or LF, so its quotes must stay. */

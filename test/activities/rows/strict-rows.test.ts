@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { canonicalLine } from '../../../activities/rows/canonical-csv.js';
 import type { Delimiter, Dialect } from '../../../activities/rows/dialect.js';
 import { RowStageError } from '../../../activities/rows/errors.js';
+import type { CanonicalLine } from '../../../activities/rows/line-blocks.js';
 import { type ParsedBatch, RowParser, type SourceRow } from '../../../activities/rows/row-parser.js';
 import { sourceRows } from '../../../activities/rows/source-rows.js';
 
@@ -31,8 +32,8 @@ async function staged(bytes: Buffer, dialect: Dialect, chunk: number, maxRowByte
   try {
     for await (const batch of sourceRows(chunked(bytes, chunk), dialect, { startByte: 0, firstRow: 1, maxRowBytes })) {
       for (const { canonical, ...row } of batch) {
-        // A row passed on as its own bytes must be exactly its canonical line.
-        if (canonical) expect(`${canonical.toString('utf8')}\r\n`).toBe(canonicalLine(row.fields));
+        // A line the reader wrote (as text, or as the row's own bytes) must be exactly the writer's.
+        if (canonical !== undefined) expect(lineText(canonical)).toBe(canonicalLine(row.fields));
         rows.push(row);
       }
     }
@@ -85,6 +86,8 @@ async function expectSameRows(
 }
 
 const utf8 = (text: string) => Buffer.from(text, 'utf8');
+const lineText = (line: CanonicalLine) =>
+  typeof line === 'string' ? line : `${Buffer.from(line).toString('utf8')}\r\n`;
 
 describe('the strict reader reads what csv-parse reads', () => {
   it('quoted fields holding delimiters, doubled quotes and line breaks of every kind', async () => {
@@ -145,13 +148,12 @@ describe('the strict reader reads what csv-parse reads', () => {
     const rows: SourceRow[] = [];
     const from = { startByte: 0, firstRow: 1, maxRowBytes: MAX_ROW };
     for await (const batch of sourceRows(chunked(bytes, 5), dialectOf(','), from)) rows.push(...batch);
-    expect(rows.map((r) => r.canonical?.toString('utf8'))).toEqual([
-      'h1,h2',
-      'plain,row',
-      '"needs, quotes","say ""hi"""',
-      undefined,
+    expect(rows.map((r) => (typeof r.canonical === 'string' ? r.canonical : r.canonical?.length))).toEqual([
+      5,
+      9,
+      28,
+      'needless,quotes\r\n',
     ]);
-    expect(canonicalLine(rows[3]!.fields)).toBe('needless,quotes\r\n');
   });
 
   it('reads chunks larger than its batches, and hands csv-parse the rest of one it stops in', async () => {
@@ -170,6 +172,8 @@ describe('the strict reader reads what csv-parse reads', () => {
       const length = 1 + Math.floor(random() * 80);
       const text = Array.from({ length }, () => alphabet[Math.floor(random() * alphabet.length)]).join('');
       await expectSameRows(utf8(`h1,h2\n${text}`), dialectOf(','));
+      const latin = text.replaceAll('é', '\xe9').replaceAll('€', '\x80');
+      await expectSameRows(Buffer.from(`h1;h2\n${latin}`, 'latin1'), dialectOf(';', 'windows-1252'));
     }
   });
 });
