@@ -204,7 +204,7 @@ export class StrictRows {
         if (close + 1 >= length && !final) return INCOMPLETE;
         const value = this.text(data, p + 1, close);
         fields.push(escaped ? value.replaceAll('""', '"') : value);
-        if (escaped || needsQuotes(data, p + 1, close)) (needs ??= [])[fields.length - 1] = true;
+        if (escaped || needsQuotes(data, p + 1, close)) needs = marked(needs, fields.length - 1);
         else ownBytes = false;
         end = close + 1;
         if (end < length && data[end] !== this.delimiter && data[end] !== LF && data[end] !== CR) {
@@ -223,7 +223,7 @@ export class StrictRows {
         if (end >= length && !final) return INCOMPLETE;
         if (end < length && data[end] === QUOTE) return this.stop('a quote inside an unquoted field');
         fields.push(this.text(data, p, end));
-        if (comma) (needs ??= [])[fields.length - 1] = true;
+        if (comma) needs = marked(needs, fields.length - 1);
       }
       let rowEnd: number;
       if (end >= length) rowEnd = end;
@@ -241,6 +241,12 @@ export class StrictRows {
       return rowEnd;
     }
   }
+}
+
+function marked(needs: boolean[] | undefined, field: number): boolean[] {
+  const marks = needs ?? [];
+  marks[field] = true;
+  return marks;
 }
 
 /** The canonical line of a walked row, quoting the fields marked as needing it. */
