@@ -13,5 +13,7 @@ function field(value: string): string {
 export function canonicalLine(fields: readonly string[]): string {
   // A lone empty field would be an empty line, which readers skip: quote it so the row survives.
   if (fields.length === 1 && fields[0] === '') return '""\r\n';
+  // Most rows need no quotes at all: one test of all their text instead of one per field.
+  if (!NEEDS_QUOTES.test(fields.join(''))) return `${fields.join(',')}\r\n`;
   return `${fields.map(field).join(',')}\r\n`;
 }

@@ -12,15 +12,13 @@ import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { canonicalLine } from './canonical-csv.js';
 import { RowStageError } from './errors.js';
+import { LineBlocks } from './line-blocks.js';
 import type { PartPlan, RowPlan } from './row-plan.js';
 import { type RowLimits, rowVerdict } from './row-verdict.js';
 import { sourceRows } from './source-rows.js';
 
 /** Opens the object's bytes from a (compressed) byte offset, pinned to the planned object version. */
 export type OpenSource = (fromByte: number) => Promise<Readable>;
-
-/** The size of the chunks handed to the upload: large enough that per-chunk costs vanish. */
-const CHUNK_BYTES = 64 * 1024;
 
 export function partBody(plan: RowPlan, partNumber: number, open: OpenSource): Readable {
   const part = plan.parts[partNumber - 1];
@@ -51,9 +49,10 @@ async function* canonicalBody(plan: RowPlan, part: PartPlan, open: OpenSource): 
     headerBytes: Buffer.byteLength(headerLine),
   };
   const hash = createHash('sha256');
+  const blocks = new LineBlocks();
+  // The header, then each sent row's line; a block goes once the next one starts, so the last waits for the check.
   let bytes = Buffer.byteLength(headerLine);
-  let pending: string[] = [headerLine];
-  let pendingBytes = bytes;
+  blocks.add(headerLine, bytes);
   try {
     for await (const batch of rows) {
       for (const row of batch) {
@@ -61,24 +60,18 @@ async function* canonicalBody(plan: RowPlan, part: PartPlan, open: OpenSource): 
         const verdict = rowVerdict(limits, row);
         if ('reason' in verdict) continue;
         bytes += verdict.bytes;
-        pending.push(verdict.line);
-        pendingBytes += verdict.bytes;
-      }
-      if (pendingBytes >= CHUNK_BYTES) {
-        // Everything but the newest line: the body's last bytes wait for the check below.
-        const last = pending.pop()!;
-        const text = pending.join('');
-        hash.update(text);
-        yield Buffer.from(text);
-        pending = [last];
-        pendingBytes = Buffer.byteLength(last);
+        const block = blocks.add(verdict.line, verdict.bytes);
+        if (block) {
+          hash.update(block);
+          yield block;
+        }
       }
       if (batch.at(-1)!.row >= part.lastRow) break;
     }
   } finally {
     await rows.return(undefined);
   }
-  const rest = pending.join('');
+  const rest = blocks.rest();
   if (bytes !== part.bytes || hash.update(rest).digest('hex') !== part.sha256) throw mismatch(part, bytes);
-  yield Buffer.from(rest);
+  yield rest;
 }

@@ -5,17 +5,15 @@
  * counted as the rows pass, for the plan.
  */
 import { createHash } from 'node:crypto';
+import { type CanonicalLine, LineBlocks } from './line-blocks.js';
 import type { PartPlan } from './row-plan.js';
-
-/** Lines are hashed in batches of about this size: hashing each short line alone costs more than parsing it. */
-const HASH_BATCH_BYTES = 64 * 1024;
 
 class OpenPart {
   bytes = 0;
   rowsSent = 0;
   private readonly hash = createHash('sha256');
-  private pending: string[] = [];
-  private pendingBytes = 0;
+  // Lines are hashed in blocks: hashing each short line alone costs more than reading it.
+  private readonly blocks = new LineBlocks();
 
   constructor(
     readonly number: number,
@@ -26,28 +24,21 @@ class OpenPart {
     this.append(headerLine, Buffer.byteLength(headerLine));
   }
 
-  add(line: string, bytes: number): void {
+  add(line: CanonicalLine, bytes: number): void {
     this.rowsSent++;
     this.append(line, bytes);
   }
 
   close(lastRow: number): PartPlan {
-    this.flush();
+    this.hash.update(this.blocks.rest());
     const { number, firstRow, rowsSent, startByte, bytes } = this;
     return { number, firstRow, lastRow, rowsSent, startByte, bytes, sha256: this.hash.digest('hex') };
   }
 
-  private append(line: string, bytes: number): void {
+  private append(line: CanonicalLine, bytes: number): void {
     this.bytes += bytes;
-    this.pending.push(line);
-    this.pendingBytes += bytes;
-    if (this.pendingBytes >= HASH_BATCH_BYTES) this.flush();
-  }
-
-  private flush(): void {
-    this.hash.update(this.pending.join(''));
-    this.pending = [];
-    this.pendingBytes = 0;
+    const block = this.blocks.add(line, bytes);
+    if (block) this.hash.update(block);
   }
 }
 
@@ -66,7 +57,7 @@ export class PartCutter {
   }
 
   /** A sent row's canonical line; a row that does not fit in the open part opens the next part. */
-  send(row: number, start: number, line: string, bytes: number): void {
+  send(row: number, start: number, line: CanonicalLine, bytes: number): void {
     let part = this.open!;
     if (part.rowsSent > 0 && part.bytes + bytes > this.maxPartBytes) {
       this.parts.push(part.close(row - 1));

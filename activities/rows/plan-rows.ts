@@ -111,7 +111,10 @@ export async function planRows(source: Readable, options: PlanOptions): Promise<
     throw err;
   }
   const tap = isCanonicalDialect(options.dialect) ? new OriginalTap() : undefined;
-  const batches = sourceRows(source, options.dialect, { startByte: 0, firstRow: 1, maxRowBytes }, tap?.stream());
+  const from = { startByte: 0, firstRow: 1, maxRowBytes };
+  const batches = sourceRows(source, options.dialect, from, tap?.stream(), (reason) => {
+    if (tap) tap.notStrict ??= reason;
+  });
   let planner: Planner | undefined;
   try {
     for await (const batch of batches) {

@@ -9,6 +9,7 @@
 import type { TransformCallback } from 'node:stream';
 import { type Options, Parser } from 'csv-parse';
 import type { Dialect } from './dialect.js';
+import type { CanonicalLine } from './line-blocks.js';
 import { latin1ToWindows1252 } from './windows-1252.js';
 
 export interface SourceRow {
@@ -19,6 +20,8 @@ export interface SourceRow {
   end: number;
   /** Set when the record could not be read as a row (an unclosed quote). */
   unreadable?: string;
+  /** The row's canonical line when the reader already wrote it (canonicalLine's text, or bytes without the CRLF). */
+  canonical?: CanonicalLine;
 }
 
 export type ParsedBatch = { rows: SourceRow[] } | { rows: SourceRow[]; error: Error };

@@ -4,10 +4,11 @@
  * row is sent as its canonical line, or refused with a reason.
  */
 import { canonicalLine } from './canonical-csv.js';
+import { type CanonicalLine, lineBytes } from './line-blocks.js';
 import { type RowRules, rowProblem } from './row-rules.js';
 import type { SourceRow } from './source-rows.js';
 
-export type RowVerdict = { line: string; bytes: number } | { reason: string };
+export type RowVerdict = { line: CanonicalLine; bytes: number } | { reason: string };
 
 export interface RowLimits {
   rules: RowRules;
@@ -20,8 +21,8 @@ export function rowVerdict(limits: RowLimits, row: SourceRow): RowVerdict {
   if (row.unreadable !== undefined) return { reason: row.unreadable };
   const problem = rowProblem(limits.rules, row.fields);
   if (problem !== undefined) return { reason: problem };
-  const line = canonicalLine(row.fields);
-  const bytes = Buffer.byteLength(line);
+  const line = row.canonical ?? canonicalLine(row.fields);
+  const bytes = lineBytes(line);
   if (limits.headerBytes + bytes > limits.maxPartBytes) {
     return {
       reason: `${bytes} bytes as canonical CSV; with the header a part may hold at most ${limits.maxPartBytes} bytes`,

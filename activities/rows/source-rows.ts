@@ -8,13 +8,14 @@
  * Memory stays bounded: every stage streams with back-pressure and a record
  * may hold at most `maxRowBytes`.
  */
-import { pipeline, type Readable, Transform, type TransformCallback } from 'node:stream';
+import { pipeline, Readable, Transform, type TransformCallback } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { CsvError } from 'csv-parse';
 import { bomLength } from './detect-dialect.js';
 import type { Dialect } from './dialect.js';
 import { RowStageError } from './errors.js';
 import { type ParsedBatch, RowParser, type SourceRow } from './row-parser.js';
+import { StrictRows } from './strict-rows.js';
 import { utf8Check } from './utf8.js';
 
 export type { SourceRow };
@@ -89,22 +90,18 @@ function unclosedRow(row: number, start: number): SourceRow {
   return { row, fields: [], end: start, unreadable };
 }
 
-/**
- * The rows from `from.startByte` on, in batches. `raw` is the object's bytes
- * from `from.startByte` on, or for gzip the whole compressed object. `tap`
- * sees the raw bytes first.
- */
-export async function* sourceRows(
-  raw: Readable,
+/** The rows csv-parse reads from `bytes` (decoded bytes starting at file offset `start`, row `firstRow`). */
+async function* parsedRows(
+  bytes: Readable,
   dialect: Dialect,
-  from: ReadFrom,
-  tap?: Transform,
+  maxRowBytes: number,
+  start: number,
+  firstRow: number,
 ): AsyncGenerator<SourceRow[]> {
-  const bom = from.startByte === 0 && dialect.hasBom ? bomLength(dialect.encoding) : 0;
-  const parser = new RowParser(dialect, from.maxRowBytes, from.startByte + bom, from.firstRow);
+  const parser = new RowParser(dialect, maxRowBytes, start, firstRow);
   // pipeline destroys every stage with the first error, so the parser's iterator throws it.
-  pipeline([raw, ...(tap ? [tap] : []), ...decoding(dialect, from, bom), parser], () => {});
-  let next = { row: from.firstRow, start: from.startByte + bom };
+  pipeline(bytes, parser, () => {});
+  let next = { row: firstRow, start };
   try {
     for await (const batch of parser as AsyncIterable<ParsedBatch>) {
       if (batch.rows.length > 0) {
@@ -118,8 +115,80 @@ export async function* sourceRows(
       return;
     }
   } catch (err) {
-    throw readError(err, next.row, from.maxRowBytes);
+    throw readError(err, next.row, maxRowBytes);
   } finally {
     parser.destroy();
+  }
+}
+
+/**
+ * The strict reader's batches: small enough that a batch's rows die young
+ * (rows held across a 1 MiB read outlive the young generation and cost full
+ * garbage collections), large enough that per-batch costs vanish.
+ */
+const BATCH_BYTES = 64 * 1024;
+
+/** The bytes the strict reader took but did not read, then the rest of the stream. */
+async function* resumed(taken: Buffer, rest: AsyncIterator<Buffer>): AsyncGenerator<Buffer> {
+  if (taken.length > 0) yield taken;
+  for (let next = await rest.next(); !next.done; next = await rest.next()) yield next.value;
+}
+
+/**
+ * The rows from `from.startByte` on, in batches. `raw` is the object's bytes
+ * from `from.startByte` on, or for gzip the whole compressed object. `tap`
+ * sees the raw bytes first. The strict reader reads what it can (for most
+ * files, everything); csv-parse reads from the first row it cannot, and
+ * `onNotStrict` hears why. A file the strict reader does not read (UTF-16) is
+ * csv-parse's from the start.
+ */
+export async function* sourceRows(
+  raw: Readable,
+  dialect: Dialect,
+  from: ReadFrom,
+  tap?: Transform,
+  onNotStrict?: (reason: string) => void,
+): AsyncGenerator<SourceRow[]> {
+  const bom = from.startByte === 0 && dialect.hasBom ? bomLength(dialect.encoding) : 0;
+  const start = from.startByte + bom;
+  const stages = [...(tap ? [tap] : []), ...decoding(dialect, from, bom)];
+  // pipeline destroys every stage with the first error, so reading the last one throws it.
+  const bytes: Readable = stages.length > 0 ? (pipeline([raw, ...stages], () => {}) as Transform) : raw;
+  if (!StrictRows.reads(dialect)) {
+    onNotStrict?.(`the strict reader does not read ${dialect.encoding}`);
+    yield* parsedRows(bytes, dialect, from.maxRowBytes, start, from.firstRow);
+    return;
+  }
+  const reader = new StrictRows(dialect, start, from.firstRow, from.maxRowBytes);
+  const chunks = bytes[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  let unread: Buffer = Buffer.alloc(0);
+  try {
+    while (reader.stopped === undefined) {
+      let next: IteratorResult<Buffer>;
+      try {
+        next = await chunks.next();
+      } catch (err) {
+        throw readError(err, reader.resume().row, from.maxRowBytes);
+      }
+      if (next.done) {
+        const rows = reader.finish();
+        if (rows.length > 0) yield rows;
+        if (reader.stopped === undefined) return;
+        break;
+      }
+      unread = next.value;
+      while (unread.length > 0 && reader.stopped === undefined) {
+        const slice = unread.subarray(0, BATCH_BYTES);
+        unread = unread.subarray(slice.length);
+        const rows = reader.take(slice);
+        if (rows.length > 0) yield rows;
+      }
+    }
+    const at = reader.resume();
+    onNotStrict?.(`${reader.stopped} (row ${at.row}, byte ${at.start})`);
+    const rest = Readable.from(resumed(Buffer.concat([at.bytes, unread]), chunks), { objectMode: false });
+    yield* parsedRows(rest, dialect, from.maxRowBytes, at.start, at.row);
+  } finally {
+    bytes.destroy();
   }
 }

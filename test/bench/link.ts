@@ -20,6 +20,7 @@ import { startLocalS3 } from '../../worker/demo/local-s3.js';
 import { DEMO_TOKENS } from '../simulator/server.js';
 import { type BenchObject, type BenchTarget, targetEnv } from './bench-env.js';
 import { storeCsvObject } from './csv-object.js';
+import { measureRowStage } from './link/row-stage.js';
 import { type RunningLink, startLink } from './link/start-link.js';
 import { makeBenchCertificates } from './link/tls-ca.js';
 import {
@@ -42,6 +43,7 @@ const USAGE = `Usage: npm run bench:link -- [options]
   --sizes 1GiB[,5GB]         object sizes, up to the service's 5 GB limit (default 1GiB)
   --parts 1,2,4,8,auto       ranged S3 reads in flight to measure; auto is the default setting (default 1,2,4,8,auto)
   --concurrent N             uploads at once in one process for the fairness run, at the first size only (default 4; 0 skips it)
+  --skip-rows                skip the row stage's runs (canonical, gzip and ; Windows-1252 inputs; first size only)
   --part-size 8MiB           size of each ranged read (default UPLOAD_PART_SIZE's default)
   --s3-rtt-ms 2 --s3-connection-mbps 40 --s3-total-mbps 1000
   --service-rtt-ms 40 --service-mbps 150
@@ -61,6 +63,7 @@ interface Args extends Links {
   parts: ParallelParts[];
   concurrent: number;
   partSizeBytes?: number;
+  rows: boolean;
   json: boolean;
 }
 
@@ -87,6 +90,7 @@ function parseLinkArgs(argv: string[]): Args {
       's3-connection-mbps': { type: 'string' },
       's3-total-mbps': { type: 'string' },
       json: { type: 'boolean', default: false },
+      'skip-rows': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -121,6 +125,7 @@ function parseLinkArgs(argv: string[]): Args {
     parts,
     concurrent,
     partSizeBytes,
+    rows: !values['skip-rows'],
     json: values.json,
     s3RttMs: positive('s3-rtt-ms', values['s3-rtt-ms'], 2),
     s3ConnectionMBps: positive('s3-connection-mbps', values['s3-connection-mbps'], 40),
@@ -163,6 +168,9 @@ interface Row {
   peakRssMB?: number;
   /** How busy the whole machine was meanwhile (the link proxies, s3rver and the simulator included). */
   machineBusyPercent: number;
+  /** A row-stage run's CPU and wall time over its lean pipeline's. */
+  leanCpuRatio?: number;
+  leanTimeRatio?: number;
 }
 
 interface SizeResult {
@@ -306,6 +314,13 @@ async function measureSize(
     });
   }
 
+  if (args.rows && sizeBytes === args.sizes[0]) {
+    const links = { ...args, byteUploadMBps: expectedMBps(args, 'auto') };
+    rows.push(
+      ...(await measureRowStage(sizeBytes, links, endpoints, { client: s3Client, bucket: BUCKET }, caCertPath)),
+    );
+  }
+
   // The fairness run at the first size only: four 5 GiB uploads would take a quarter of an hour and show nothing new.
   if (args.concurrent === 0 || sizeBytes !== args.sizes[0]) return { sizeBytes, rows };
   log(`${args.concurrent} uploads at once in one process`);
@@ -355,6 +370,17 @@ function judge(args: Args, results: SizeResult[]): Target[] {
         met: row.cpuSecondsPerGiB <= 1.1 * get.cpuSecondsPerGiB,
       });
     }
+    const byteUpload = r.rows.find((row) => row.run.startsWith('rows canonical') && row.run.endsWith(': upload'));
+    if (byteUpload) {
+      const both = r.rows.find((row) => row.run.startsWith('rows canonical') && row.run.endsWith(': both'))!;
+      targets.push({ name: `${size} canonical input sent byte for byte`, met: byteUpload.run.includes('original') });
+      targets.push({ name: `${size} ${byteUpload.run}: MB/s >= 0.9 x expected`, met: byteUpload.ratio >= 0.9 });
+      targets.push({
+        name: `${size} ${byteUpload.run}: CPU <= 1.2 x curl GET | curl -T's (${byteUpload.leanCpuRatio} x)`,
+        met: (byteUpload.leanCpuRatio ?? Number.POSITIVE_INFINITY) <= 1.2,
+      });
+      targets.push({ name: `${size} ${both.run}: RSS growth <= 64 MB`, met: (both.rssGrowthMB ?? 0) <= 64 });
+    }
     if (r.concurrent) {
       targets.push({
         name: `${size} ${args.concurrent} at once: each within 20% of an equal share`,
@@ -389,15 +415,19 @@ function printTable(args: Args, results: SizeResult[], targets: Target[]): void 
   console.log('  RSS growth is measured after a 4 MiB warm-up upload in the same process.');
   for (const r of results) {
     console.log(`\n  ${round(r.sizeBytes / MiB)} MiB object`);
+    const width = Math.max(19, ...r.rows.map((row) => row.run.length));
     console.log(
-      '    run                    MB/s  expected   ratio  CPU s/GiB  RSS growth MB  peak RSS MB  machine busy %',
+      `    ${'run'.padEnd(width)}    MB/s  expected   ratio  CPU s/GiB  RSS growth MB  peak RSS MB  machine busy %` +
+        '  x lean CPU  x lean time',
     );
     const mb = (n: number | undefined, width: number) => (n === undefined ? '-' : n.toFixed(1)).padStart(width);
+    const x = (n: number | undefined, width: number) => (n === undefined ? '-' : n.toFixed(2)).padStart(width);
     for (const row of r.rows) {
       console.log(
-        `    ${row.run.padEnd(19)} ${row.MBps.toFixed(1).padStart(7)} ${row.expectedMBps.toFixed(0).padStart(9)} ` +
+        `    ${row.run.padEnd(width)} ${row.MBps.toFixed(1).padStart(7)} ${row.expectedMBps.toFixed(0).padStart(9)} ` +
           `${row.ratio.toFixed(3).padStart(7)} ${row.cpuSecondsPerGiB.toFixed(2).padStart(10)} ` +
-          `${mb(row.rssGrowthMB, 14)} ${mb(row.peakRssMB, 12)} ${row.machineBusyPercent.toFixed(0).padStart(15)}`,
+          `${mb(row.rssGrowthMB, 14)} ${mb(row.peakRssMB, 12)} ${row.machineBusyPercent.toFixed(0).padStart(15)}` +
+          `${x(row.leanCpuRatio, 12)} ${x(row.leanTimeRatio, 12)}`,
       );
     }
     if (r.concurrent) {

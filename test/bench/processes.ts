@@ -77,7 +77,7 @@ export async function runMeasurement<T>(script: string, env: Record<string, stri
 
 export interface CurlRun {
   seconds: number;
-  /** CPU of the curl processes (user + system), from the shell's `times`. */
+  /** CPU of the pipeline's processes (user + system), from the shell's `times`. */
   cpuSeconds: number;
 }
 
@@ -86,19 +86,22 @@ interface CurlTarget {
   getUrl: string | { zeroBytes: number };
   /** Without it, the GET alone into /dev/null. */
   putUrl?: string;
+  /** A shell pipeline between the GET and the PUT (gzip -d, iconv ...): its CPU counts with curl's. */
+  filter?: string;
   token: string;
   /** The private CA to trust, for links with TLS. */
   caCertPath?: string;
 }
 
-/** `curl GET | curl -T -` (chunked): the single-stream tools baseline; or the GET alone. */
+/** `curl GET [| filter] | curl -T -` (chunked): the single-stream tools baseline; or the GET alone. */
 export async function runCurl(target: CurlTarget): Promise<CurlRun> {
   const ca = target.caCertPath ? '--cacert "$CA_CERT" ' : '';
   const get = `curl -sS --fail ${ca}`;
   const source =
     typeof target.getUrl === 'string' ? `${get}"$GET_URL"` : `head -c ${target.getUrl.zeroBytes} /dev/zero`;
+  const filtered = target.filter ? `${source} | ${target.filter}` : source;
   const transfer = target.putUrl
-    ? `${source} | curl -sS --fail ${ca}-o /dev/null -T - -X PUT -H "Authorization: Bearer $TOKEN" ` +
+    ? `${filtered} | curl -sS --fail ${ca}-o /dev/null -T - -X PUT -H "Authorization: Bearer $TOKEN" ` +
       '-H "Content-Type: application/octet-stream" "$PUT_URL"'
     : `${get}-o /dev/null "$GET_URL"`;
   // `times` prints the shell's CPU, then its children's: the second line is curl's.

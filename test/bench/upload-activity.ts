@@ -4,6 +4,7 @@
  * MockActivityEnvironment. Shared by the single and the concurrent upload runs.
  */
 import { MockActivityEnvironment } from '@temporalio/testing';
+import type { RowPlan } from '../../activities/rows/index.js';
 import { createS3Client } from '../../activities/s3/client.js';
 import { S3Source } from '../../activities/s3/source.js';
 import { ServiceClient } from '../../activities/service/client.js';
@@ -21,8 +22,8 @@ const MiB = 1024 * 1024;
 const BENCH_TENANT = 'bench';
 
 interface BenchUploader {
-  /** Uploads `object` into job `jobId`, as one activity run. */
-  upload(object: BenchObject, jobId: string): Promise<UploadDataResult>;
+  /** Uploads `object` into job `jobId`, as one activity run; with a row plan, its regenerated body (`sizeBytes` long). */
+  upload(object: BenchObject, jobId: string, rowPlan?: RowPlan): Promise<UploadDataResult>;
   close(): Promise<void>;
 }
 
@@ -44,7 +45,7 @@ export function createBenchUploader(t: BenchTarget): BenchUploader {
   });
   let runs = 0;
   return {
-    async upload(object, jobId) {
+    async upload(object, jobId, rowPlan) {
       const env = new MockActivityEnvironment({ activityId: `bench-upload-${++runs}` });
       const { key, etag, sizeBytes } = object;
       const input: UploadDataInput = {
@@ -55,6 +56,7 @@ export function createBenchUploader(t: BenchTarget): BenchUploader {
         etag,
         sizeBytes,
         listAction: 'noop',
+        ...(rowPlan ? { rowPlan } : {}),
       };
       return (await env.run(uploadData, input)) as UploadDataResult;
     },

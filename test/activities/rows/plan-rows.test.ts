@@ -281,4 +281,9 @@ describe("a file in the service's dialect that a strict reader would read otherw
     expect(plan.body).toBe('canonical');
     expect(await bodies(plan, file)).toEqual(['Account Name,Account Domain\r\nAcme,acme.com\r\nGlobex,globex.com\r\n']);
   });
+
+  it('is rewritten when its last line ends in a lone CR, and when a quote sits in an unquoted field', async () => {
+    expect((await planOf('Account Name,Account Domain\nAcme,acme.com\r')).plan.body).toBe('canonical');
+    expect((await planOf('Account Name,Account Domain\nAcme 5" TV,acme.com\n')).plan.body).toBe('canonical');
+  });
 });

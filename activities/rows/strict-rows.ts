@@ -1,0 +1,267 @@
+/**
+ * Reads RFC 4180 rows straight from bytes, in front of csv-parse: most files
+ * are strict CSV, and for them a byte scanner costs a fraction of a general
+ * parser. A row with no quote (the common case) is found with one search for
+ * its line end and split in one go; a row with quotes is walked field by
+ * field. The reader stops at the first row it cannot read strictly (a quote
+ * inside an unquoted field, text after a closing quote, a CR alone, a quote
+ * that never closes, a row over the row bound): csv-parse reads the file from
+ * that row on, so every lenient rule and every error stays csv-parse's own.
+ *
+ * The reader also writes each row's canonical line, knowing from the bytes
+ * which fields need quotes; a UTF-8, comma row whose quoted fields all need
+ * their quotes already is its canonical line, and its bytes go on as they are.
+ *
+ * It reads UTF-8 and the single-byte encodings, where the delimiter, quote,
+ * CR and LF are single bytes that no other character contains. Rows, fields
+ * and byte offsets are what csv-parse gives for the same bytes (tested
+ * against it).
+ */
+import type { Dialect } from './dialect.js';
+import type { CanonicalLine } from './line-blocks.js';
+import type { SourceRow } from './row-parser.js';
+import { latin1ToWindows1252 } from './windows-1252.js';
+
+const QUOTE = 0x22;
+const CR = 0x0d;
+const LF = 0x0a;
+const COMMA = 0x2c;
+/** `row()` results that are not a row's end: wait for more bytes, or hand the rest to csv-parse. */
+const INCOMPLETE = -1;
+const STOP = -2;
+const EMPTY = Buffer.alloc(0);
+
+export interface ResumePoint {
+  /** The number of the row csv-parse reads first. */
+  row: number;
+  /** Its (decompressed) byte offset in the file. */
+  start: number;
+  /** The bytes from `start` on that the reader took but did not read. */
+  bytes: Buffer;
+}
+
+export class StrictRows {
+  /** Why the reader stopped; from then on the rows are csv-parse's. */
+  stopped: string | undefined;
+  private carry: Buffer = EMPTY;
+  /** The file offset of `carry[0]` (and of the data being read). */
+  private carryStart: number;
+  private nextRow: number;
+  private readonly delimiter: number;
+  private readonly delimiterText: string;
+  private readonly encoding: 'utf8' | 'latin1';
+  private readonly fix: ((text: string) => string) | undefined;
+  /** A row without quotes is its own canonical line (UTF-8, comma): its bytes go on unchanged. */
+  private readonly plainIsCanonical: boolean;
+  // What `row()` read: the fields (undefined for an empty line, which csv-parse skips) and the canonical line.
+  private fields: string[] | undefined;
+  private line: CanonicalLine | undefined;
+  // The next LF, quote and CR at or after a position of the data being read (its length when there is none).
+  private lfAt = -1;
+  private quoteAt = -1;
+  private crAt = -1;
+
+  static reads(dialect: Dialect): boolean {
+    return dialect.encoding === 'utf-8' || dialect.encoding === 'windows-1252' || dialect.encoding === 'latin1';
+  }
+
+  /** `start`: the file offset of the first byte it is given; `firstRow`: that row's number. */
+  constructor(
+    dialect: Dialect,
+    start: number,
+    firstRow: number,
+    private readonly maxRowBytes: number,
+  ) {
+    if (!StrictRows.reads(dialect)) throw new RangeError(`the strict reader does not read ${dialect.encoding}`);
+    this.carryStart = start;
+    this.nextRow = firstRow;
+    this.delimiter = dialect.delimiter.charCodeAt(0);
+    this.delimiterText = dialect.delimiter;
+    this.encoding = dialect.encoding === 'utf-8' ? 'utf8' : 'latin1';
+    this.fix = dialect.encoding === 'windows-1252' ? latin1ToWindows1252 : undefined;
+    this.plainIsCanonical = dialect.encoding === 'utf-8' && this.delimiter === COMMA;
+  }
+
+  /** The rows that end in `chunk` (with the bytes carried from before it). */
+  take(chunk: Buffer): SourceRow[] {
+    if (this.stopped !== undefined) throw new Error('the strict reader has stopped; csv-parse reads the rest');
+    const data = this.carry.length > 0 ? Buffer.concat([this.carry, chunk]) : chunk;
+    return this.read(data, false);
+  }
+
+  /** The rows the end of the file ends. */
+  finish(): SourceRow[] {
+    if (this.stopped !== undefined || this.carry.length === 0) return [];
+    return this.read(this.carry, true);
+  }
+
+  /** Where csv-parse takes over, once the reader stopped. */
+  resume(): ResumePoint {
+    return { row: this.nextRow, start: this.carryStart, bytes: this.carry };
+  }
+
+  private read(data: Buffer, final: boolean): SourceRow[] {
+    const rows: SourceRow[] = [];
+    this.lfAt = this.quoteAt = this.crAt = -1;
+    let pos = 0;
+    // Carried on from the end of the last row, empty lines after it included, as csv-parse would count them.
+    let lastEnd = 0;
+    while (pos < data.length) {
+      const end = this.row(data, pos, final);
+      if (end === INCOMPLETE) break;
+      if (end === STOP) break;
+      if (end - pos > this.maxRowBytes) {
+        this.stopped = `a row longer than ${this.maxRowBytes} bytes`;
+        break;
+      }
+      if (this.fields !== undefined) {
+        const row: SourceRow = { row: this.nextRow++, fields: this.fields, end: this.carryStart + end };
+        if (this.line !== undefined) row.canonical = this.line;
+        rows.push(row);
+        lastEnd = end;
+      }
+      pos = end;
+    }
+    if (this.stopped === undefined && data.length - pos > this.maxRowBytes) {
+      this.stopped = `a row longer than ${this.maxRowBytes} bytes`;
+    }
+    this.carryStart += lastEnd;
+    this.carry = data.subarray(lastEnd);
+    return rows;
+  }
+
+  private next(data: Buffer, byte: number, cached: number, from: number): number {
+    if (cached >= from) return cached;
+    const at = data.indexOf(byte, from);
+    return at === -1 ? data.length : at;
+  }
+
+  /** Reads the row at `start`: returns the offset past its line end, INCOMPLETE or STOP. */
+  private row(data: Buffer, start: number, final: boolean): number {
+    this.lfAt = this.next(data, LF, this.lfAt, start);
+    this.quoteAt = this.next(data, QUOTE, this.quoteAt, start);
+    this.crAt = this.next(data, CR, this.crAt, start);
+    const { lfAt: lf, quoteAt: quote, crAt: cr } = this;
+    // No quote, and no CR but the one of a CRLF: the row is plain text up to its line end (or the file's).
+    const found = lf < data.length;
+    if (quote > lf && (cr > lf || (cr === lf - 1 && found)) && (found || final)) {
+      const contentEnd = cr === lf - 1 ? cr : lf;
+      if (contentEnd === start) {
+        this.fields = undefined;
+        return Math.min(lf + 1, data.length);
+      }
+      this.plainRow(data, start, contentEnd);
+      return Math.min(lf + 1, data.length);
+    }
+    return this.walk(data, start, final);
+  }
+
+  /** A row without quotes, CR or LF: only a comma inside a field (of a file with another delimiter) needs quotes. */
+  private plainRow(data: Buffer, start: number, end: number): void {
+    const text = this.text(data, start, end);
+    const fields = text.split(this.delimiterText);
+    this.fields = fields;
+    if (this.plainIsCanonical) this.line = data.subarray(start, end);
+    else if (this.delimiter === COMMA) this.line = `${text}\r\n`;
+    else if (!text.includes(',')) this.line = `${fields.join(',')}\r\n`;
+    else this.line = `${fields.map((f) => (f.includes(',') ? `"${f}"` : f)).join(',')}\r\n`;
+  }
+
+  private text(data: Buffer, start: number, end: number): string {
+    const text = data.toString(this.encoding, start, end);
+    return this.fix ? this.fix(text) : text;
+  }
+
+  private stop(reason: string): number {
+    this.stopped = reason;
+    return STOP;
+  }
+
+  /** A row with quotes (or a CR, or at the file's end), field by field. */
+  private walk(data: Buffer, start: number, final: boolean): number {
+    const fields: string[] = [];
+    const length = data.length;
+    // Which fields need quotes in the canonical line (none: undefined); with every quoted field
+    // among them, a UTF-8 comma row's own bytes are its canonical line.
+    let needs: boolean[] | undefined;
+    let ownBytes = this.plainIsCanonical;
+    let p = start;
+    for (;;) {
+      let end: number;
+      if (p < length && data[p] === QUOTE) {
+        let close = p + 1;
+        let escaped = false;
+        for (;;) {
+          close = data.indexOf(QUOTE, close);
+          if (close === -1) return final ? this.stop('a quoted field never closes') : INCOMPLETE;
+          if (close + 1 < length && data[close + 1] === QUOTE) {
+            escaped = true;
+            close += 2;
+            continue;
+          }
+          break;
+        }
+        if (close + 1 >= length && !final) return INCOMPLETE;
+        const value = this.text(data, p + 1, close);
+        fields.push(escaped ? value.replaceAll('""', '"') : value);
+        if (escaped || needsQuotes(data, p + 1, close)) needs = marked(needs, fields.length - 1);
+        else ownBytes = false;
+        end = close + 1;
+        if (end < length && data[end] !== this.delimiter && data[end] !== LF && data[end] !== CR) {
+          return this.stop('text after a closing quote');
+        }
+      } else {
+        end = p;
+        const delimiter = this.delimiter;
+        let comma = false;
+        while (end < length) {
+          const b = data[end];
+          if (b === delimiter || b === LF || b === CR || b === QUOTE) break;
+          if (b === COMMA) comma = true;
+          end++;
+        }
+        if (end >= length && !final) return INCOMPLETE;
+        if (end < length && data[end] === QUOTE) return this.stop('a quote inside an unquoted field');
+        fields.push(this.text(data, p, end));
+        if (comma) needs = marked(needs, fields.length - 1);
+      }
+      let rowEnd: number;
+      if (end >= length) rowEnd = end;
+      else if (data[end] === LF) rowEnd = end + 1;
+      else if (data[end] === CR) {
+        if (end + 1 >= length) return final ? this.stop('a line ends in CR alone') : INCOMPLETE;
+        if (data[end + 1] !== LF) return this.stop('a line ends in CR alone');
+        rowEnd = end + 2;
+      } else {
+        p = end + 1; // past the delimiter
+        continue;
+      }
+      this.fields = fields;
+      this.line = ownBytes ? data.subarray(start, end) : canonicalText(fields, needs);
+      return rowEnd;
+    }
+  }
+}
+
+function marked(needs: boolean[] | undefined, field: number): boolean[] {
+  const marks = needs ?? [];
+  marks[field] = true;
+  return marks;
+}
+
+/** The canonical line of a walked row, quoting the fields marked as needing it. */
+function canonicalText(fields: string[], needs: boolean[] | undefined): string {
+  // A lone empty field would be an empty line, which readers skip: quoted, the row survives.
+  if (fields.length === 1 && fields[0] === '') return '""\r\n';
+  if (needs === undefined) return `${fields.join(',')}\r\n`;
+  return `${fields.map((f, i) => (needs[i] ? `"${f.replaceAll('"', '""')}"` : f)).join(',')}\r\n`;
+}
+
+/** Whether a quoted field's bytes (no doubled quotes in them) hold a comma, CR or LF, so its quotes must stay. */
+function needsQuotes(data: Buffer, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) {
+    const b = data[i];
+    if (b === COMMA || b === CR || b === LF) return true;
+  }
+  return false;
+}
