@@ -16,10 +16,11 @@
  * other POST. One job.
  *
  * Its request timeout is set to 10 minutes, so that no timeout of its own
- * ends its POST. Slow by nature: Temporal gives the create to another worker
- * only when its heartbeat timeout (2 min) passes. The record's lease and the
- * service's lag are short here (3 s, 1 s): the simulator commits and lists a
- * job at once.
+ * ends its POST. Temporal gives the create to another worker only when its
+ * heartbeat timeout passes: the workers run a bundle with short heartbeat
+ * timeouts (test/support/short-heartbeat-timeouts.ts), seconds instead of the
+ * product's 2 minutes. The record's lease and the service's lag are short
+ * here (3 s, 1 s): the simulator commits and lists a job at once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startImport, type WorkerPool, workerPool } from '../support/killable-worker.js';
@@ -37,6 +38,7 @@ describe('case 3: a worker frozen in the middle of a create', () => {
     stack = await startOperatorStack({
       simulator: { processingMs: 500 },
       workerEnv: { IMPORT_RECORD_LEASE: '3s', IMPORT_RECORD_LAG: '1s' },
+      heartbeatTimeouts: 'short',
     });
     workers = workerPool(stack);
     await stack.putObject('frozen-create.csv', file);

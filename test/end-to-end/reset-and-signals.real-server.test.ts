@@ -42,10 +42,9 @@ const file = accountsCsv(2 * MiB);
 
 /**
  * The tests that send a refused file again: each sending again first waits
- * out the job record's lease and lag of the refused PUT (10 s + 15 s by
- * default, which the worker's configuration cannot shorten; measured 26 s
- * from the 403 to the next read of the job): about 28 s for one, 53 s for
- * two on an idle machine, too close to the default 60 s.
+ * out the job record's lease, delivery bound and lag after the refused PUT
+ * (3 s + 3 s + 1 s here: the simulator, on loopback, reads at once, commits
+ * and lists at once, and answered the refused PUT).
  */
 const SETTLES_TIMEOUT_MS = 150_000;
 
@@ -54,7 +53,15 @@ describe('operator paths on a real Temporal server', () => {
 
   beforeAll(async () => {
     // Polls 1 s apart: a test injects a fault between the accepted upload and the first poll.
-    stack = await startOperatorStack({ simulator: { processingMs: 500 }, workerEnv: { IMPORT_POLL_SCHEDULE: '1s' } });
+    stack = await startOperatorStack({
+      simulator: { processingMs: 500 },
+      workerEnv: {
+        IMPORT_POLL_SCHEDULE: '1s',
+        IMPORT_RECORD_LEASE: '3s',
+        IMPORT_RECORD_LAG: '1s',
+        IMPORT_DELIVERY_BOUND: '3s',
+      },
+    });
     await stack.putObject(FILE_KEY, file);
     await stack.startWorker();
   }, 180_000);

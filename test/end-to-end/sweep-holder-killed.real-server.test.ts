@@ -5,9 +5,13 @@
  * completes on the other process, the same job, uploaded once, and no sweep
  * after the kill comes from the dead process.
  *
- * Slow by nature: a claimed round is left to its holder for a minute, and an
- * import's wait that ran in the killed process is retried only after its
- * heartbeat timeout (120 s).
+ * The simulator holds the job processing until a sweep began after the kill.
+ * Two waits make up most of the time after the kill, both shortened here: a
+ * claimed round is left to its holder for the sweep lease (5 s here, a
+ * minute in the product), and an import's wait that ran in the killed process
+ * is retried only after its heartbeat timeout (the workers run a bundle with
+ * short heartbeat timeouts, test/support/short-heartbeat-timeouts.ts: seconds
+ * instead of 2 minutes).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sweepBoardQuery } from '../../workflows/contracts/messages.js';
@@ -17,14 +21,17 @@ import { waitFor } from '../support/operator-actions.js';
 import { accountsCsv, type OperatorStack, startOperatorStack } from '../support/operator-stack.js';
 import { acceptedPuts, jobsNamed } from '../support/sim-inspect.js';
 
+/** How long a claimed round is left to its holder: the survivor takes the dead sweeper's over after this. */
+const SWEEP_LEASE_MS = 5_000;
+
 describe('the process that sweeps for the tenant is killed', () => {
   let stack: OperatorStack;
   let workers: WorkerPool;
 
   beforeAll(async () => {
-    // Jobs process for 40 s, so the job is certainly still processing when its sweeper dies.
-    stack = await startOperatorStack({ simulator: { processingMs: 40_000 } });
-    workers = workerPool(stack);
+    // The import's job is held processing until a sweep began after the kill (holdProcessing).
+    stack = await startOperatorStack({ simulator: { processingMs: 500 }, heartbeatTimeouts: 'short' });
+    workers = workerPool(stack, { sweepLeaseMs: SWEEP_LEASE_MS });
     await stack.putObject('swept.csv', accountsCsv(4096));
   }, 180_000);
 
@@ -40,6 +47,7 @@ describe('the process that sweeps for the tenant is killed', () => {
         .getHandle(sweepBoardWorkflowId(stack.workerEnv().IMPORT_TENANT ?? 'default'))
         .query(sweepBoardQuery);
 
+    stack.sim.jobFaults.holdProcessing();
     const handle = await startImport(stack, 'swept.csv', 'sweeper-killed');
     const job = await waitFor(async () => {
       const [found] = await jobsNamed(stack.sim.baseUrl, handle.workflowId);
@@ -56,15 +64,22 @@ describe('the process that sweeps for the tenant is killed', () => {
     await sweeper?.kill();
     const killedAtMs = Date.now();
     expect(stack.sim.job(String(job.id))?.state).toBe('processing');
+    // The job ends only once some process swept after the kill, so the check below has sweeps to judge.
+    await waitFor(async () =>
+      (await board().catch(() => undefined))?.sweeps.some((s) => Date.parse(s.startedAt) > killedAtMs)
+        ? true
+        : undefined,
+    );
+    stack.sim.clearFaults();
 
     expect(await handle.result()).toMatchObject({ jobId: String(job.id), state: 'completed', uploadSkipped: false });
     expect(await jobsNamed(stack.sim.baseUrl, handle.workflowId)).toEqual([
       expect.objectContaining({ id: job.id, state: 'completed', uploads: 1 }),
     ]);
     expect(await acceptedPuts(stack.sim.baseUrl, String(job.id))).toHaveLength(1);
-    // The import's wait, retried on the survivor after its heartbeat timeout, may learn the end from its
-    // first quick read, with no sweep at all; any sweep after the kill is the survivor's.
+    // Every sweep after the kill is the survivor's.
     const later = (await board()).sweeps.filter((s) => Date.parse(s.startedAt) > killedAtMs);
+    expect(later).not.toEqual([]);
     for (const sweep of later) expect(sweep.holder.startsWith(`${survivor?.pid}-`)).toBe(true);
   }, 420_000);
 });

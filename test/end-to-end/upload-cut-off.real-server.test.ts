@@ -12,8 +12,10 @@
  * from Temporal (no cancel, no timeout): only the fence can stop its last
  * bytes, and its own upload watchdog is set to 10 minutes so that it cannot.
  *
- * Slow by nature: Temporal gives the upload to another worker only when the
- * activity's heartbeat timeout (60 s) passes.
+ * Temporal gives the upload to another worker only when the activity's
+ * heartbeat timeout passes: the workers run a bundle with short heartbeat
+ * timeouts (test/support/short-heartbeat-timeouts.ts), seconds instead of the
+ * product's minute.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FENCED_TAIL_BYTES } from '../../activities/upload/upload-data.js';
@@ -30,7 +32,10 @@ describe('case 2: a worker cut off from Temporal in the middle of an upload (len
   let workers: WorkerPool;
 
   beforeAll(async () => {
-    stack = await startOperatorStack({ simulator: { processingMs: 500, lenientUploads: true } });
+    stack = await startOperatorStack({
+      simulator: { processingMs: 500, lenientUploads: true },
+      heartbeatTimeouts: 'short',
+    });
     workers = workerPool(stack);
     await stack.putObject('cut-off.csv', file);
   }, 180_000);

@@ -16,8 +16,10 @@
  * - case 4: the connection reset after all but the last bytes, nothing
  *   committed: the import sends the file again by itself and completes.
  *
- * Slow by nature: Temporal gives a frozen worker's upload to another only
- * when the activity's heartbeat timeout (60 s) passes. Both freezes share it.
+ * Temporal gives a frozen worker's upload to another only when the
+ * activity's heartbeat timeout passes: the workers run a bundle with short
+ * heartbeat timeouts (test/support/short-heartbeat-timeouts.ts), seconds
+ * instead of the product's minute. Both freezes share it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { putsTo, startImport, type WorkerPool, workerPool } from '../support/killable-worker.js';
@@ -40,8 +42,11 @@ describe('uploads through the job record (lenient service)', () => {
       simulator: {
         processingMs: 2_000,
         lenientUploads: true,
-        chaos: { seed: 19, rates: { throttleUpload: 1 }, throttleBytesPerSec: 2 * MiB },
+        chaos: { seed: 19, rates: { throttleUpload: 1 }, throttleBytesPerSec: 4 * MiB },
       },
+      // The simulator commits and lists at once: the record's lease and the service's lag can be short.
+      workerEnv: { IMPORT_RECORD_LEASE: '3s', IMPORT_RECORD_LAG: '1s' },
+      heartbeatTimeouts: 'short',
     });
     workers = workerPool(stack);
     await stack.putObject('accepted-lost.csv', acceptedLostFile);
@@ -76,7 +81,7 @@ describe('uploads through the job record (lenient service)', () => {
       const [job] = await jobsNamed(stack.sim.baseUrl, frozen.workflowId);
       return job && (await putsTo(stack, job.id)).length === 1 ? job : undefined;
     });
-    // A few MiB into the body (read at 2 MiB/s).
+    // A few MiB into the body (read at 4 MiB/s).
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     first.freeze();
     expect(stack.sim.job(frozenJob.id)?.state).toBe('new');
@@ -95,9 +100,12 @@ describe('uploads through the job record (lenient service)', () => {
     // Case 2: the second worker sent the file; thawed, the frozen one must not complete its own body.
     expect(frozenResult).toMatchObject({ jobId: frozenJob.id, state: 'completed', uploadSkipped: false });
     first.thaw();
-    // Its PUT ends (short) once it meets the fence; its S3 read and the throttle take a few seconds.
-    // Its S3 read and the throttle take a few seconds before its body meets the fence.
-    await new Promise((resolve) => setTimeout(resolve, 15_000));
+    // Its PUT ends (short) once it meets the fence, after its S3 read and the throttle, or is cut by its cancel.
+    const [frozenPut] = await waitFor(async () => {
+      const puts = await putsTo(stack, frozenJob.id);
+      return puts[0]?.bodyComplete === undefined ? undefined : puts;
+    });
+    expect(frozenPut).toMatchObject({ bodyComplete: false });
     expect(bodiesOf(frozenJob.id)).toHaveLength(1);
     expect(stack.sim.job(frozenJob.id)?.sha256).toBe(sha256(frozenFile));
     expect(activityWorkers(await frozen.fetchHistory(), 'uploadData')).toEqual([second.identity]);

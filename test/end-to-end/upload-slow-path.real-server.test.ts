@@ -6,8 +6,9 @@
  * service sees the upload begin while the job is `new`): the worker sends the
  * whole small file, its last bytes included, into the proxy, and is frozen
  * (SIGSTOP) at once. Temporal gives the upload to another worker after the
- * heartbeat timeout (60 s), long past the lease and lag (3 s + 1 s) and well
- * within the bound (2 min). The proxy delivers the frozen worker's body once
+ * heartbeat timeout (15 s: the workers run a bundle with short heartbeat
+ * timeouts, test/support/short-heartbeat-timeouts.ts), long past the lease
+ * and lag (3 s + 1 s) and well within the bound (1 min). The proxy delivers the frozen worker's body once
  * the other worker's attempt has claimed the upload in the job record and
  * then read the job and run 10 s more (or sent a body of its own), or read
  * nothing for 20 s (it is waiting; lease + lag is 4 s).
@@ -18,7 +19,8 @@
  * and sends nothing. With the old wait (lease + lag) it read the job as `new`
  * and sent the file again, and the service took both bodies.
  *
- * Slow by nature: the heartbeat timeout (60 s) and the rest of the bound.
+ * Slow by nature: the bound, which must leave room for the heartbeat timeout
+ * and the quiet time after the takeover's claim.
  */
 
 import type { WorkflowHandle } from '@temporalio/client';
@@ -46,7 +48,8 @@ describe('a frozen worker’s last bytes on a slow path to the service (lenient 
   beforeAll(async () => {
     stack = await startOperatorStack({
       simulator: { processingMs: 500, lenientUploads: true },
-      workerEnv: { IMPORT_RECORD_LEASE: '3s', IMPORT_RECORD_LAG: '1s', IMPORT_DELIVERY_BOUND: '2m' },
+      workerEnv: { IMPORT_RECORD_LEASE: '3s', IMPORT_RECORD_LAG: '1s', IMPORT_DELIVERY_BOUND: '1m' },
+      heartbeatTimeouts: 'short',
     });
     workers = workerPool(stack);
     proxy = await startHoldingProxy(Number(new URL(stack.sim.baseUrl).port));

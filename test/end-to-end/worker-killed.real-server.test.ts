@@ -3,13 +3,15 @@
  * Temporal dev server, with three imports in flight: one mid-upload (the
  * simulator holds the PUT open after its first MiB), one whose last byte went
  * out but whose answer has not come (the service took the file and answers
- * late), one mid-poll (its job still processing). Another worker process
- * finishes all three: the same job each, the file byte-exact (the
- * simulator's sha256), no second job and no second accepted upload.
+ * late), one mid-poll (the simulator holds its job processing until the
+ * kill). Another worker process finishes all three: the same job each, the
+ * file byte-exact (the simulator's sha256), no second job and no second
+ * accepted upload.
  *
- * Slow by nature: Temporal notices a dead worker only when the activity's
- * heartbeat timeout passes (60 s for uploads, 120 s for polls), and nothing
- * here may shorten the product's timeouts. Both kills share one wait.
+ * Temporal notices a dead worker only when the activity's heartbeat timeout
+ * passes: the workers run a bundle with short heartbeat timeouts
+ * (test/support/short-heartbeat-timeouts.ts), seconds instead of the
+ * product's 1 minute for uploads and 2 for polls. The kills share one wait.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { putsTo, startImport, type WorkerPool, workerPool } from '../support/killable-worker.js';
@@ -27,8 +29,13 @@ describe('a worker process killed mid-import', () => {
   let workers: WorkerPool;
 
   beforeAll(async () => {
-    // Jobs process for 20 s, so the killed worker is certainly mid-poll.
-    stack = await startOperatorStack({ simulator: { processingMs: 20_000 } });
+    // The simulator commits and lists at once, so the record's lease and the service's lag are short (3 s,
+    // 1 s): an upload's takeover waits them.
+    stack = await startOperatorStack({
+      simulator: { processingMs: 2_000 },
+      workerEnv: { IMPORT_RECORD_LEASE: '3s', IMPORT_RECORD_LAG: '1s' },
+      heartbeatTimeouts: 'short',
+    });
     workers = workerPool(stack);
     await stack.putObject('upload.csv', uploadFile);
     await stack.putObject('poll.csv', pollFile);
@@ -45,7 +52,8 @@ describe('a worker process killed mid-import', () => {
   it('another worker process finishes the uploads and the poll: the same job each, byte-exact, accepted once', async () => {
     const first = await workers.start();
 
-    // Mid-poll: the job took the data and is processing; the worker has polled it at least once.
+    // Mid-poll: the job took the data and is processing (held so until the kill); the worker has polled it.
+    stack.sim.jobFaults.holdProcessing();
     const polling = await start('poll.csv');
     const [pollJob] = await waitFor(async () => {
       const jobs = await jobsNamed(stack.sim.baseUrl, polling.workflowId);
@@ -85,6 +93,8 @@ describe('a worker process killed mid-import', () => {
     expect(stack.sim.job(pollJob!.id)?.state).toBe('processing');
     expect(stack.sim.job(uploadJob.id)?.state).toBe('new');
     expect((await putsTo(stack, lateJob.id)).map((r) => r.status)).toEqual([0]);
+    // The held job ends as usual from here (every other fault was already drawn by its request).
+    stack.sim.clearFaults();
     const second = await workers.start();
 
     const [uploaded, late, polled] = await Promise.all([uploading.result(), answeredLate.result(), polling.result()]);

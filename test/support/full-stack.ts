@@ -29,7 +29,7 @@ import { runWorker } from '../../worker/process/run-worker.js';
 import type { Tracing } from '../../worker/process/tracing.js';
 import { DEMO_TOKENS, type Simulator, type SimulatorOptions, startSimulator } from '../simulator/server.js';
 import { createDevServerWith, createEnvironment } from './temporal-server.js';
-import { bundleWorkflows } from './workflow-bundle.js';
+import { bundleWorkflows, type HeartbeatTimeouts } from './workflow-bundle.js';
 
 /** Worker variables; `undefined` removes one the stack would set (e.g. COMPANY_DATA_TOKEN for client credentials). */
 type WorkerVariables = Record<string, string | undefined>;
@@ -50,6 +50,11 @@ interface FullStackOptions {
   sdkLogLevel?: 'WARN' | 'ERROR';
   /** Service time runs this many times faster than real time in every worker (default 300). */
   timeCompression?: number;
+  /**
+   * 'short': the workers' workflow bundle gives every activity a short heartbeat timeout
+   * (short-heartbeat-timeouts.ts), so that Temporal notices a killed or frozen worker in seconds.
+   */
+  heartbeatTimeouts?: HeartbeatTimeouts;
 }
 
 const DEFAULT_TIME_COMPRESSION = 300;
@@ -97,7 +102,7 @@ export async function startFullStack(options: FullStackOptions): Promise<FullSta
     startTemporal(options.webUi ?? false, options.temporalDynamicConfig),
     startLocalS3({ buckets: [options.bucket] }),
     startSimulator(options.simulator),
-    bundleWorkflows(),
+    bundleWorkflows(options.heartbeatTimeouts),
   ] as const);
   const [temporalStart, s3Start, simStart, bundleStart] = started;
   if (

@@ -39,13 +39,14 @@ export interface WorkerPool {
   close(): Promise<void>;
 }
 
-export function workerPool(stack: FullStack): WorkerPool {
+/** `sweepLeaseMs`: how long a claimed sweep round is left to its holder in every process (default: the product's). */
+export function workerPool(stack: FullStack, settings: { sweepLeaseMs?: number } = {}): WorkerPool {
   const started: { worker: KillableWorker; proxy?: TcpProxy }[] = [];
   return {
     async start(options = {}) {
       const proxy = options.behindProxy ? await startTcpProxy(portOf(stack.env.address)) : undefined;
       const env = { ...options.env, ...(proxy ? { TEMPORAL_ADDRESS: `127.0.0.1:${proxy.port}` } : {}) };
-      const child = await startWorkerProcess(stack.workerEnv(env), stack.timeCompression).catch(
+      const child = await startWorkerProcess(stack.workerEnv(env), stack.timeCompression, settings.sweepLeaseMs).catch(
         async (err: unknown) => {
           await proxy?.close();
           throw err;

@@ -5,6 +5,7 @@
  */
 import type { SimulatorOptions } from '../simulator/server.js';
 import { type FullStack, startFullStack } from './full-stack.js';
+import type { HeartbeatTimeouts } from './workflow-bundle.js';
 
 export { accountsCsv, sha256 } from './accounts-csv.js';
 
@@ -18,6 +19,8 @@ interface StackOptions {
   workerEnv?: Record<string, string>;
   /** A dev server of its own with these server settings (dynamic config). */
   temporalDynamicConfig?: Record<string, string | number>;
+  /** 'short': Temporal notices a killed or frozen worker in seconds (full-stack.ts). */
+  heartbeatTimeouts?: HeartbeatTimeouts;
 }
 
 export function startOperatorStack(options: StackOptions = {}): Promise<OperatorStack> {
@@ -26,6 +29,7 @@ export function startOperatorStack(options: StackOptions = {}): Promise<Operator
     name: 'operator',
     simulator: options.simulator,
     temporalDynamicConfig: options.temporalDynamicConfig,
+    heartbeatTimeouts: options.heartbeatTimeouts,
     workerEnv: { IMPORT_POLL_SCHEDULE: '200ms', IMPORT_POLL_JITTER: '0', ...options.workerEnv },
   });
 }

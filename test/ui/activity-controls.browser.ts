@@ -77,11 +77,12 @@ describe('activity controls in the Temporal Web UI', () => {
 
   beforeAll(async () => {
     // Jobs process in a second: the job wait's tests hold their job for as long as they need (holdProcessing).
-    // The simulator commits and lists a job at once, so a short service lag is honest here: a reset
-    // create's next attempt then waits about 13 s (lease + lag) instead of 30 s before it searches.
+    // The simulator commits and lists a job at once, so a short lease and service lag are honest here: a
+    // paused or reset create's or upload's next attempt then waits about 16 s (lease + delivery bound + lag)
+    // instead of 23 s (the default lease, 10 s) before it reads the service.
     stack = await startStack({
       processingMs: 1_000,
-      workerEnv: { COMPANY_DATA_REQUEST_TIMEOUT: REQUEST_TIMEOUT, IMPORT_RECORD_LAG: '3s' },
+      workerEnv: { COMPANY_DATA_REQUEST_TIMEOUT: REQUEST_TIMEOUT, IMPORT_RECORD_LEASE: '3s', IMPORT_RECORD_LAG: '3s' },
     });
     browser = await launchChromium();
   });

@@ -10,6 +10,7 @@
 import { isIPv6 } from 'node:net';
 import { Client } from '@temporalio/client';
 import { makeTelemetryFilterString, NativeConnection, Runtime } from '@temporalio/worker';
+import type { ActivityDeps } from '../../activities/index.js';
 import { type Config, ConfigError, loadConfig } from '../../temporal.config.js';
 import { pollTaskQueue, uploadTaskQueue } from '../../workflows/contracts/budget.js';
 import { IMPORT_HISTOGRAM_BUCKETS } from '../../workflows/contracts/import-metrics.js';
@@ -101,6 +102,12 @@ export interface WorkerProcessOptions {
    * leaves it at 1.
    */
   timeCompression?: number;
+  /**
+   * How long a claimed sweep round is left to its holder before another
+   * process takes it over: only test worker processes pass it, to see a dead
+   * holder taken over in seconds; production keeps the job watcher's minute.
+   */
+  sweepLeaseMs?: number;
 }
 
 async function main(options: WorkerProcessOptions): Promise<void> {
@@ -154,7 +161,7 @@ async function run(
       client,
       metrics,
       tracing,
-      deps: { ...deps, settings: { ...deps.settings, timeCompression: options.timeCompression } },
+      deps: { ...deps, settings: withTestSettings(deps.settings, options) },
       onReady: (workers) => {
         readiness.polling(workers);
         logger.info('Worker polling', { taskQueues: startupFacts(config).taskQueues });
@@ -173,4 +180,11 @@ export function runWorkerProcess(options: WorkerProcessOptions = {}): Promise<vo
     writeFatal(isConfig ? err.message : `Worker failed: ${(err as Error)?.message ?? err}`);
     process.exit(isConfig ? EXIT.usage : EXIT.failed);
   });
+}
+
+/** The activities' settings with what a test worker process was given (worker-main.ts); production passes none. */
+function withTestSettings(settings: ActivityDeps['settings'], options: WorkerProcessOptions): ActivityDeps['settings'] {
+  const { timeCompression, sweepLeaseMs } = options;
+  if (sweepLeaseMs === undefined) return { ...settings, timeCompression };
+  return { ...settings, timeCompression, watch: { ...settings.watch, sweepLeaseMs } };
 }
