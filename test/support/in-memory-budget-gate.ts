@@ -4,10 +4,19 @@
  * (activity tests); the decisions are the same code the workflow runs.
  */
 
-import type { BudgetGate } from '../../activities/budget/gate.js';
+import type { LedgerClient } from '../../activities/budget/allowance-gate.js';
 import { loadBudgetSettings } from '../../temporal.config.js';
-import { createState, release, reportDailyLimit, reserve, usage } from '../../workflows/budget-ledger-state.js';
+import {
+  createState,
+  grantAllowance,
+  release,
+  reportDailyLimit,
+  reserve,
+  usage,
+} from '../../workflows/budget-ledger-state.js';
 import type {
+  AllowanceRequest,
+  AllowanceResult,
   BudgetSettings,
   DailyLimitReport,
   LedgerState,
@@ -25,10 +34,12 @@ export const SPEC_BUDGET_SETTINGS: BudgetSettings = {
   stopGrantingBeforeResetMs: 0,
 };
 
-export class InMemoryBudgetGate implements BudgetGate {
+export class InMemoryBudgetGate implements LedgerClient {
   private state: LedgerState | undefined;
   /** Every reservation asked for, in order (tests assert on it). */
   readonly requests: { endpoint: BudgetedEndpoint; requestId: string; result: ReserveResult }[] = [];
+  /** Every allowance asked for, in order. */
+  readonly allowanceRequests: { request: AllowanceRequest; result: AllowanceResult }[] = [];
   /** Every grant given back. */
   readonly released: { endpoint: BudgetedEndpoint; requestId: string }[] = [];
 
@@ -46,6 +57,13 @@ export class InMemoryBudgetGate implements BudgetGate {
     const next = reserve(this.current(), this.settings, { endpoint, requestId }, this.now());
     this.state = next.state;
     this.requests.push({ endpoint, requestId, result: next.result });
+    return next.result;
+  }
+
+  async reserveAllowance(request: AllowanceRequest): Promise<AllowanceResult> {
+    const next = grantAllowance(this.current(), this.settings, request, this.now());
+    this.state = next.state;
+    this.allowanceRequests.push({ request, result: next.result });
     return next.result;
   }
 
