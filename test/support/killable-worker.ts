@@ -31,6 +31,8 @@ export interface WorkerStartOptions {
   env?: Record<string, string>;
   /** Reach Temporal only through a proxy the test can cut (the service and S3 stay reachable). */
   behindProxy?: boolean;
+  /** How long a claimed sweep round is left to its holder (default: the real minute). */
+  sweepLeaseMs?: number;
 }
 
 export interface WorkerPool {
@@ -45,7 +47,7 @@ export function workerPool(stack: FullStack): WorkerPool {
     async start(options = {}) {
       const proxy = options.behindProxy ? await startTcpProxy(portOf(stack.env.address)) : undefined;
       const env = { ...options.env, ...(proxy ? { TEMPORAL_ADDRESS: `127.0.0.1:${proxy.port}` } : {}) };
-      const child = await startWorkerProcess(stack.workerEnv(env), stack.timeCompression).catch(
+      const child = await startWorkerProcess(stack.workerEnv(env), stack.timeCompression, options.sweepLeaseMs).catch(
         async (err: unknown) => {
           await proxy?.close();
           throw err;

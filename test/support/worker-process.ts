@@ -32,10 +32,16 @@ function processEnv(env: Record<string, string>): NodeJS.ProcessEnv {
 
 /**
  * Starts the worker process and resolves once its workers poll; rejects if it
- * exits first. `timeCompression`: service time runs that many times faster (1: not at all).
+ * exits first. `timeCompression`: service time runs that many times faster (1: not at all);
+ * `sweepLeaseMs`: a shorter sweep lease than the real minute.
  */
-export async function startWorkerProcess(env: Record<string, string>, timeCompression = 1): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, String(timeCompression)], {
+export async function startWorkerProcess(
+  env: Record<string, string>,
+  timeCompression = 1,
+  sweepLeaseMs?: number,
+): Promise<WorkerProcess> {
+  const args = [MAIN, String(timeCompression), ...(sweepLeaseMs === undefined ? [] : [String(sweepLeaseMs)])];
+  const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
     cwd: ROOT,
     env: processEnv({ LOG_LEVEL: 'INFO', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -101,6 +101,11 @@ export interface WorkerProcessOptions {
    * leaves it at 1.
    */
   timeCompression?: number;
+  /**
+   * How long another process leaves a claimed sweep round to its holder: only
+   * test worker processes shorten it (a frozen holder's takeover in seconds).
+   */
+  sweepLeaseMs?: number;
 }
 
 async function main(options: WorkerProcessOptions): Promise<void> {
@@ -154,7 +159,14 @@ async function run(
       client,
       metrics,
       tracing,
-      deps: { ...deps, settings: { ...deps.settings, timeCompression: options.timeCompression } },
+      deps: {
+        ...deps,
+        settings: {
+          ...deps.settings,
+          timeCompression: options.timeCompression,
+          ...(options.sweepLeaseMs === undefined ? {} : { watch: { sweepLeaseMs: options.sweepLeaseMs } }),
+        },
+      },
       onReady: (workers) => {
         readiness.polling(workers);
         logger.info('Worker polling', { taskQueues: startupFacts(config).taskQueues });
