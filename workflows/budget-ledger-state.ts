@@ -143,6 +143,12 @@ export const MAX_ALLOWANCE_HOLD_MS = 15 * 60_000;
  */
 const ALLOWANCE_SHARE = 0.01;
 const MAX_SETTLEMENTS = 64;
+/**
+ * Unsettled allowances remembered: a live process has one or two, a dead one
+ * leaves its last; the bound keeps the state carried across continue-as-new
+ * small (an allowance is about 200 bytes).
+ */
+export const MAX_UNSETTLED_ALLOWANCES = 500;
 
 export function allowanceCap(settings: BudgetSettings, endpoint: BudgetedEndpoint): number {
   return Math.max(1, Math.floor(effectiveLimit(settings, endpoint) * ALLOWANCE_SHARE));
@@ -316,7 +322,7 @@ export function grantAllowance(
   const allowances = { ...current.allowances, [request.requestId]: result };
   // The oldest unsettled allowances are forgotten past the bound: their calls simply stay used.
   const ids = Object.keys(allowances);
-  for (const id of ids.slice(0, Math.max(0, ids.length - MAX_ANSWERED))) delete allowances[id];
+  for (const id of ids.slice(0, Math.max(0, ids.length - MAX_UNSETTLED_ALLOWANCES))) delete allowances[id];
   return { state: { ...current, used, allowances }, result };
 }
 

@@ -5,6 +5,7 @@ import {
   createState,
   grantAllowance,
   MAX_ALLOWANCE_HOLD_MS,
+  MAX_UNSETTLED_ALLOWANCES,
   markExhausted,
   reserve,
   usage,
@@ -120,6 +121,16 @@ describe('budget ledger allowances', () => {
     const next = T0 + 24 * 60 * MIN;
     const later = ask(state, { requestId: 'a2', settle: [{ allowanceId: 'a1', unspent: { createJob: 4 } }] }, next);
     expect(usage(later.state, settings, next).createJob).toMatchObject({ used: 1, held: 1 });
+  });
+
+  it(`remembers at most ${MAX_UNSETTLED_ALLOWANCES} unsettled allowances; a forgotten one's calls stay used`, () => {
+    let state = createState(settings, T0);
+    for (let i = 0; i <= MAX_UNSETTLED_ALLOWANCES; i++) {
+      state = ask(state, { requestId: `a${i}`, calls: { listJobs: 1 } }).state;
+    }
+    expect(Object.keys(state.allowances ?? {})).toHaveLength(MAX_UNSETTLED_ALLOWANCES);
+    const settled = ask(state, { requestId: 'b', settle: [{ allowanceId: 'a0', unspent: { listJobs: 1 } }] });
+    expect(usage(settled.state, settings, T0).listJobs.used).toBe(MAX_UNSETTLED_ALLOWANCES + 1);
   });
 
   it('rejects malformed allowance requests with clear words', () => {
