@@ -17,7 +17,9 @@
  *   the last hold plus the calls waiting now, so a busy process asks rarely
  *   and an idle one holds little.
  * - Concurrent wants share one Update: a caller that finds nothing left waits
- *   for the allowance on its way before asking for another.
+ *   for the allowance on its way before asking for another. A caller may name
+ *   the calls it makes next (the upload after its status read): they join
+ *   the same Update.
  * - A ledger from before allowances refuses the Update as unknown: the gate
  *   then reserves call by call, as such a ledger expects, for one hold.
  */
@@ -32,7 +34,7 @@ import type {
   ReserveResult,
 } from '../../workflows/contracts/budget.js';
 import type { BudgetedEndpoint } from '../../workflows/contracts/endpoints.js';
-import type { BudgetGate } from './gate.js';
+import type { BudgetGate, ExpectedCalls } from './gate.js';
 
 /** The ledger as the allowance gate reaches it (TemporalBudgetGate: one Update each). */
 export interface LedgerClient extends BudgetGate {
@@ -76,6 +78,8 @@ export class AllowanceGate implements BudgetGate {
   /** When each call was taken, per endpoint, over the last hold: the demand the next allowance follows. */
   private readonly takenAt = new Map<BudgetedEndpoint, number[]>();
   private readonly waiting = new Map<BudgetedEndpoint, number>();
+  /** Calls the waiting callers expect to make next (`alongWith`): asked for in the same Update. */
+  private readonly expected = new Map<BudgetedEndpoint, number>();
   private refill: Promise<AllowanceResult['refused']> | undefined;
   private aloneUntilMs = 0;
 
@@ -88,13 +92,13 @@ export class AllowanceGate implements BudgetGate {
     this.now = options.now ?? Date.now;
   }
 
-  async reserve(endpoint: BudgetedEndpoint, requestId: string): Promise<ReserveResult> {
+  async reserve(endpoint: BudgetedEndpoint, requestId: string, alongWith: ExpectedCalls = {}): Promise<ReserveResult> {
     for (let round = 0; round < MAX_REFILLS_PER_CALL && this.now() >= this.aloneUntilMs; round++) {
       const granted = this.take(endpoint, requestId);
       if (granted) return granted;
       let refusedUntil: string | undefined;
       try {
-        refusedUntil = await this.refillFor(endpoint);
+        refusedUntil = await this.refillFor(endpoint, alongWith);
       } catch (err) {
         if (!ledgerKnowsNoAllowances(err)) throw err;
         this.aloneUntilMs = this.now() + this.holdMs;
@@ -143,8 +147,9 @@ export class AllowanceGate implements BudgetGate {
   }
 
   /** Waits for an allowance with a call on `endpoint`: the one on its way, else a new one. Returns a refusal's instant. */
-  private async refillFor(endpoint: BudgetedEndpoint): Promise<string | undefined> {
+  private async refillFor(endpoint: BudgetedEndpoint, alongWith: ExpectedCalls): Promise<string | undefined> {
     this.waiting.set(endpoint, (this.waiting.get(endpoint) ?? 0) + 1);
+    this.countExpected(alongWith, 1);
     try {
       while (this.refill) {
         const refused = await this.refill;
@@ -160,6 +165,13 @@ export class AllowanceGate implements BudgetGate {
       }
     } finally {
       this.waiting.set(endpoint, (this.waiting.get(endpoint) ?? 1) - 1);
+      this.countExpected(alongWith, -1);
+    }
+  }
+
+  private countExpected(calls: ExpectedCalls, sign: 1 | -1): void {
+    for (const [endpoint, n] of Object.entries(calls) as [BudgetedEndpoint, number][]) {
+      this.expected.set(endpoint, Math.max(0, (this.expected.get(endpoint) ?? 0) + sign * n));
     }
   }
 
@@ -175,10 +187,13 @@ export class AllowanceGate implements BudgetGate {
     const sentAt = this.now();
     this.endAllowances(sentAt);
     const calls: Counts = {};
-    const endpoints = new Set([...this.waiting.keys(), ...this.takenAt.keys()]);
+    const endpoints = new Set([...this.waiting.keys(), ...this.expected.keys(), ...this.takenAt.keys()]);
     for (const endpoint of endpoints) {
       if (this.hasLeft(endpoint)) continue;
-      const wanted = (this.waiting.get(endpoint) ?? 0) + this.recentTakes(endpoint, sentAt).length;
+      const wanted =
+        (this.waiting.get(endpoint) ?? 0) +
+        (this.expected.get(endpoint) ?? 0) +
+        this.recentTakes(endpoint, sentAt).length;
       if (wanted > 0) calls[endpoint] = wanted;
     }
     const settle = this.unsettled.slice(0, MAX_SETTLEMENTS_PER_UPDATE);

@@ -55,6 +55,13 @@ describe('the allowance gate', () => {
     expect(ledger.allowanceRequests).toHaveLength(2);
   });
 
+  it('reserves the calls a caller names as coming next in the same Update', async () => {
+    const { ledger, gate } = setup();
+    await gate.reserve('jobStatus', 'pre-read', { submitData: 1 });
+    await gate.reserve('submitData', 'upload');
+    expect(ledger.allowanceRequests.map((a) => a.request.calls)).toEqual([{ jobStatus: 1, submitData: 1 }]);
+  });
+
   it('gives a call that never left back into its allowance, without an Update', async () => {
     const { ledger, gate } = setup();
     await gate.reserve('createJob', 'c1');
