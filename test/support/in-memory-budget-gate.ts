@@ -5,6 +5,7 @@
  */
 
 import type { LedgerClient } from '../../activities/budget/allowance-gate.js';
+import type { ExpectedCalls } from '../../activities/budget/gate.js';
 import { loadBudgetSettings } from '../../temporal.config.js';
 import {
   createState,
@@ -37,7 +38,12 @@ export const SPEC_BUDGET_SETTINGS: BudgetSettings = {
 export class InMemoryBudgetGate implements LedgerClient {
   private state: LedgerState | undefined;
   /** Every reservation asked for, in order (tests assert on it). */
-  readonly requests: { endpoint: BudgetedEndpoint; requestId: string; result: ReserveResult }[] = [];
+  readonly requests: {
+    endpoint: BudgetedEndpoint;
+    requestId: string;
+    result: ReserveResult;
+    alongWith?: ExpectedCalls;
+  }[] = [];
   /** Every allowance asked for, in order. */
   readonly allowanceRequests: { request: AllowanceRequest; result: AllowanceResult }[] = [];
   /** Every grant given back. */
@@ -53,10 +59,10 @@ export class InMemoryBudgetGate implements LedgerClient {
     return this.state ?? createState(this.settings, this.now());
   }
 
-  async reserve(endpoint: BudgetedEndpoint, requestId: string): Promise<ReserveResult> {
+  async reserve(endpoint: BudgetedEndpoint, requestId: string, alongWith?: ExpectedCalls): Promise<ReserveResult> {
     const next = reserve(this.current(), this.settings, { endpoint, requestId }, this.now());
     this.state = next.state;
-    this.requests.push({ endpoint, requestId, result: next.result });
+    this.requests.push({ endpoint, requestId, result: next.result, ...(alongWith ? { alongWith } : {}) });
     return next.result;
   }
 
