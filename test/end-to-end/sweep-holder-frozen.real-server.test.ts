@@ -59,7 +59,8 @@ describe('the process holding the sweep round freezes', () => {
       ),
     );
 
-    // Freeze a process while it holds the round it claimed and has not published.
+    // The next sweep's list is answered 3 s late: its maker holds the round that long, unpublished. Freeze it then.
+    stack.sim.delayNext('listJobs', 3_000, { count: 1 });
     const { frozen, round } = await waitFor(
       async (): Promise<{ frozen: KillableWorker; round: number } | undefined> => {
         const view = await board();
