@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { Context } from '@temporalio/activity';
 import { type ApiCallCounts, isBudgetedEndpoint, type ServiceEndpoint } from '../workflows/contracts/endpoints.js';
-import type { BudgetGate } from './budget/gate.js';
+import type { BudgetGate, ExpectedCalls } from './budget/gate.js';
 import { budgetWaitFailure, failure, toApplicationFailure } from './failures.js';
 import { neverSent, RateLimited } from './service/errors.js';
 
@@ -19,6 +19,8 @@ export interface ServiceCallsDeps {
 export class ServiceCalls {
   readonly counts: ApiCallCounts = {};
   private sequence = 0;
+  /** Budgeted calls this activity said it makes next: reserved along with the first call that needs a reservation. */
+  private expected: ExpectedCalls = {};
 
   constructor(
     private readonly deps: ServiceCallsDeps,
@@ -56,11 +58,18 @@ export class ServiceCalls {
     return new ServiceCalls(deps, base, Context.current().cancellationSignal, info.attempt);
   }
 
+  /** Says which budgeted calls this activity makes after the next one, so that they can be reserved together. */
+  expect(calls: ExpectedCalls): void {
+    this.expected = { ...calls };
+  }
+
   async run<T>(endpoint: ServiceEndpoint, call: () => Promise<T>): Promise<T> {
     if (!isBudgetedEndpoint(endpoint)) return this.unbudgeted(endpoint, call);
     const requestId = `${this.requestIdBase}/${++this.sequence}`;
+    const expected = this.expected[endpoint];
+    if (expected) this.expected = { ...this.expected, [endpoint]: expected - 1 };
     // A reservation the ledger refuses fails as UpdateRefused (activities/entity-updates): it would be refused forever.
-    const answer = await this.deps.budget.reserve(endpoint, requestId);
+    const answer = await this.deps.budget.reserve(endpoint, requestId, alongWith(this.expected));
     if (!answer.granted) {
       throw budgetWaitFailure('BudgetExhausted', `The daily budget for ${endpoint} is spent`, {
         endpoint,
@@ -111,4 +120,9 @@ export class ServiceCalls {
     this.counts[endpoint] = (this.counts[endpoint] ?? 0) + n;
     if (this.counts[endpoint] === 0) delete this.counts[endpoint];
   }
+}
+
+/** The expected calls still to come, without the spent ones. */
+function alongWith(expected: ExpectedCalls): ExpectedCalls {
+  return Object.fromEntries(Object.entries(expected).filter(([, n]) => (n ?? 0) > 0));
 }

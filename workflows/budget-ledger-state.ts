@@ -16,6 +16,9 @@
 import { nextResetMs, windowStartMs } from './budget-window.js';
 import type { EndpointUsage } from './contracts/activities.js';
 import type {
+  AllowanceRequest,
+  AllowanceResult,
+  AllowanceSettlement,
   BudgetSettings,
   ClearExhaustedSignal,
   DailyLimitReport,
@@ -125,6 +128,78 @@ export function reserveRequestProblem(request: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * The longest an allowance is held: within it a process spends calls the
+ * ledger counted without asking again. It bounds how long a block set
+ * meanwhile (an operator's, a daily-limit 429) leaves other processes
+ * spending what they already hold, and how long held calls show as used.
+ */
+export const MAX_ALLOWANCE_HOLD_MS = 15 * 60_000;
+/**
+ * The share of an endpoint's window one allowance may hold. A process that
+ * dies or freezes never gives back what it held, so each such loss costs at
+ * most this much of the day (1%: 12 creates or uploads, 36 reads at the
+ * card's budgets), and never more than was left.
+ */
+const ALLOWANCE_SHARE = 0.01;
+const MAX_SETTLEMENTS = 64;
+/**
+ * Unsettled allowances remembered: a live process has one or two, a dead one
+ * leaves its last; the bound keeps the state carried across continue-as-new
+ * small (an allowance is about 200 bytes).
+ */
+export const MAX_UNSETTLED_ALLOWANCES = 500;
+
+export function allowanceCap(settings: BudgetSettings, endpoint: BudgetedEndpoint): number {
+  return Math.max(1, Math.floor(effectiveLimit(settings, endpoint) * ALLOWANCE_SHARE));
+}
+
+function countsProblem(counts: unknown, what: string, least: number): string | undefined {
+  if (typeof counts !== 'object' || counts === null) return `${what} must be an object of counts per endpoint`;
+  for (const [endpoint, n] of Object.entries(counts)) {
+    if (!isBudgetedEndpoint(endpoint)) {
+      return `${what}: endpoint must be one of ${BUDGETED_ENDPOINT_NAMES.join(', ')}, got ${JSON.stringify(endpoint)}`;
+    }
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < least) {
+      return `${what}.${endpoint} must be a whole number of at least ${least}, got ${JSON.stringify(n)}`;
+    }
+  }
+  return undefined;
+}
+
+/** Why an allowance request is malformed, or undefined when it is fine. */
+export function allowanceRequestProblem(request: unknown): string | undefined {
+  if (typeof request !== 'object' || request === null) return 'reserveAllowance expects { requestId, calls, holdMs }';
+  const r = request as Record<string, unknown>;
+  if (typeof r.requestId !== 'string' || !REQUEST_ID_PATTERN.test(r.requestId)) {
+    return 'reserveAllowance: requestId must be 1-256 characters without whitespace';
+  }
+  const calls = countsProblem(r.calls, 'reserveAllowance: calls', 1);
+  if (calls) return calls;
+  if (Object.keys(r.calls as object).length === 0) return 'reserveAllowance: calls must name at least one endpoint';
+  if (typeof r.holdMs !== 'number' || !Number.isFinite(r.holdMs) || r.holdMs < 0) {
+    return `reserveAllowance: holdMs must be a non-negative number, got ${JSON.stringify(r.holdMs)}`;
+  }
+  if (r.settle !== undefined) {
+    if (!Array.isArray(r.settle) || r.settle.length > MAX_SETTLEMENTS) {
+      return `reserveAllowance: settle must be a list of at most ${MAX_SETTLEMENTS} { allowanceId, unspent }`;
+    }
+    for (const s of r.settle as unknown[]) {
+      const entry = (s ?? {}) as Record<string, unknown>;
+      if (typeof entry.allowanceId !== 'string' || !REQUEST_ID_PATTERN.test(entry.allowanceId)) {
+        return 'reserveAllowance: settle[].allowanceId must be 1-256 characters without whitespace';
+      }
+      const unspent = countsProblem(entry.unspent, 'reserveAllowance: settle[].unspent', 0);
+      if (unspent) return unspent;
+    }
+  }
+  if (r.settings !== undefined) {
+    const problem = settingsProblem(r.settings);
+    if (problem) return `reserveAllowance: ${problem}`;
+  }
+  return undefined;
+}
+
 /** Why a daily-limit report is malformed, or undefined when it is fine. */
 export function dailyLimitReportProblem(report: unknown): string | undefined {
   const problem = reserveRequestProblem(report);
@@ -182,6 +257,73 @@ export function reserve(
     },
     result,
   };
+}
+
+/**
+ * Takes back what ended allowances left unspent: each is settled once (it is
+ * forgotten then), for no more than it was granted, and only in its own
+ * window (an earlier window's counts are gone anyway).
+ */
+function settleAllowances(state: LedgerState, settlements: readonly AllowanceSettlement[]): LedgerState {
+  if (settlements.length === 0 || !state.allowances) return state;
+  const allowances = { ...state.allowances };
+  const used = { ...state.used };
+  for (const { allowanceId, unspent } of settlements) {
+    const grant = allowances[allowanceId];
+    if (!grant) continue;
+    delete allowances[allowanceId];
+    for (const [endpoint, granted] of Object.entries(grant.granted)) {
+      const back = Math.min(granted ?? 0, Math.max(0, unspent[endpoint as BudgetedEndpoint] ?? 0));
+      used[endpoint] = Math.max(0, (used[endpoint] ?? 0) - back);
+    }
+  }
+  return { ...state, used, allowances };
+}
+
+/**
+ * Grants an allowance: per endpoint asked for, as many calls as wanted, up to
+ * the allowance cap and what the window has left; an endpoint that is blocked
+ * or spent is refused with the instant to wait for. Granted calls count as
+ * used at once. The calls are valid for the hold asked for, at most
+ * MAX_ALLOWANCE_HOLD_MS and never into the guard band before the reset. A
+ * retried request gets its first answer back; the settlements it carries are
+ * applied once.
+ */
+export function grantAllowance(
+  state: LedgerState,
+  settings: BudgetSettings,
+  request: AllowanceRequest,
+  nowMs: number,
+): { state: LedgerState; result: AllowanceResult } {
+  const rolled = rollover(state, settings, nowMs);
+  const previous = rolled.allowances?.[request.requestId];
+  if (previous) return { state: rolled, result: previous };
+  const current = settleAllowances(rolled, request.settle ?? []);
+
+  const resetMs = nextResetMs(nowMs, settings.resetMinuteUtc);
+  const resetsAt = new Date(resetMs).toISOString();
+  const stopBeforeMs = settings.stopGrantingBeforeResetMs ?? DEFAULT_STOP_GRANTING_BEFORE_RESET_MS;
+  const validForMs = Math.max(0, Math.min(request.holdMs, MAX_ALLOWANCE_HOLD_MS, resetMs - stopBeforeMs - nowMs));
+  const used = { ...current.used };
+  const result: AllowanceResult = { granted: {}, refused: {}, validForMs, remaining: {} };
+  for (const [endpoint, wanted] of Object.entries(request.calls) as [BudgetedEndpoint, number][]) {
+    const blockedUntil = activeExhaustion(current, endpoint, nowMs);
+    const left = effectiveLimit(settings, endpoint) - (used[endpoint] ?? 0);
+    const n = Math.min(wanted, allowanceCap(settings, endpoint), left);
+    if (blockedUntil || validForMs === 0 || n < 1) {
+      result.refused[endpoint] = blockedUntil ?? resetsAt;
+      continue;
+    }
+    used[endpoint] = (used[endpoint] ?? 0) + n;
+    result.granted[endpoint] = n;
+    result.remaining[endpoint] = left - n;
+  }
+  if (Object.keys(result.granted).length === 0) return { state: current, result };
+  const allowances = { ...current.allowances, [request.requestId]: result };
+  // The oldest unsettled allowances are forgotten past the bound: their calls simply stay used.
+  const ids = Object.keys(allowances);
+  for (const id of ids.slice(0, Math.max(0, ids.length - MAX_UNSETTLED_ALLOWANCES))) delete allowances[id];
+  return { state: { ...current, used, allowances }, result };
 }
 
 /**
@@ -303,11 +445,20 @@ export function usage(state: LedgerState, settings: BudgetSettings, nowMs: numbe
     const used = current.used[endpoint] ?? 0;
     const limit = effectiveLimit(settings, endpoint);
     const entry: EndpointUsage = { used, limit, remaining: Math.max(0, limit - used), resetsAt };
+    const held = heldInAllowances(current, endpoint);
+    if (held > 0) entry.held = held;
     const exhaustedUntil = activeExhaustion(current, endpoint, nowMs);
     if (exhaustedUntil) entry.exhaustedUntil = exhaustedUntil;
     out[endpoint] = entry;
   }
   return out;
+}
+
+/** Of the calls counted as used, those granted to allowances not yet settled (spent or not). */
+function heldInAllowances(state: LedgerState, endpoint: BudgetedEndpoint): number {
+  let held = 0;
+  for (const grant of Object.values(state.allowances ?? {})) held += grant.granted[endpoint] ?? 0;
+  return held;
 }
 
 /**

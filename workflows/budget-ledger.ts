@@ -6,7 +6,9 @@
  * workers ask at once. It continues-as-new at each window reset, and earlier
  * when its history grows, always after its handlers have finished.
  *
- * Besides `reserve`: `release` gives back a grant whose call never left,
+ * Besides `reserve`: `reserveAllowance` grants a worker process several calls
+ * at once (its holder spends them without asking again, and gives back what
+ * it left unspent with its next allowance), `release` gives back a grant whose call never left,
  * `dailyLimitReached` records the service's own daily 429 and answers how long
  * the endpoint stays blocked, the `exhausted` / `clearExhausted` signals let
  * an operator set or lift a block, and `usage` shows the counts. It wakes
@@ -19,11 +21,13 @@
  */
 import { allHandlersFinished, condition, log, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import {
+  allowanceRequestProblem,
   clearExhausted,
   clearExhaustedSignalProblem,
   createState,
   dailyLimitReportProblem,
   exhaustedSignalProblem,
+  grantAllowance,
   markExhausted,
   nextBlockEndMs,
   release,
@@ -38,6 +42,8 @@ import {
 } from './budget-ledger-state.js';
 import type { LedgerActivities, WindowSpend } from './contracts/activities.js';
 import {
+  type AllowanceRequest,
+  type AllowanceResult,
   type BudgetSettings,
   type ClearExhaustedSignal,
   type DailyLimitAnswer,
@@ -50,6 +56,7 @@ import {
   type ReserveResult,
 } from './contracts/budget.js';
 import {
+  allowanceUpdate,
   clearExhaustedSignal,
   dailyLimitUpdate,
   exhaustedSignal,
@@ -118,6 +125,9 @@ class LedgerRun {
 
   answerMessages(): void {
     setHandler(reserveUpdate, (request) => this.reserve(request), { validator: validated(reserveRequestProblem) });
+    setHandler(allowanceUpdate, (request) => this.grantAllowance(request), {
+      validator: validated(allowanceRequestProblem),
+    });
     setHandler(releaseUpdate, (request) => this.release(request), { validator: validated(reserveRequestProblem) });
     setHandler(dailyLimitUpdate, (report) => this.reportDailyLimit(report), {
       validator: validated(dailyLimitReportProblem),
@@ -138,6 +148,17 @@ class LedgerRun {
       this.settings = stricterSettings(this.settings, request.settings);
     }
     const next = reserve(this.state, this.settings, request, Date.now());
+    this.state = next.state;
+    return next.result;
+  }
+
+  private async grantAllowance(request: AllowanceRequest): Promise<AllowanceResult> {
+    await this.whenSeeded();
+    if (request.settings) {
+      this.latestSettings = request.settings;
+      this.settings = stricterSettings(this.settings, request.settings);
+    }
+    const next = grantAllowance(this.state, this.settings, request, Date.now());
     this.state = next.state;
     return next.result;
   }

@@ -7,11 +7,17 @@
 import type { DailyLimitReport, LedgerUsage, ReserveResult } from '../../workflows/contracts/budget.js';
 import type { BudgetedEndpoint } from '../../workflows/contracts/endpoints.js';
 
+export type ExpectedCalls = Partial<Record<BudgetedEndpoint, number>>;
+
 export interface BudgetGate {
   /** The tenant of the worker's credential: every reservation counts against its ledger. */
   readonly tenant: string;
-  /** Idempotent per requestId: asking again returns the first answer without counting again. */
-  reserve(endpoint: BudgetedEndpoint, requestId: string): Promise<ReserveResult>;
+  /**
+   * Idempotent per requestId: asking again returns the first answer without
+   * counting again. `alongWith`: calls the caller expects to make soon after
+   * this one, which a gate that reserves ahead may ask for in the same Update.
+   */
+  reserve(endpoint: BudgetedEndpoint, requestId: string, alongWith?: ExpectedCalls): Promise<ReserveResult>;
   /** Gives back a grant whose call never reached the service. */
   release(endpoint: BudgetedEndpoint, requestId: string): Promise<void>;
   /** The service refused with its daily-limit 429: returns the ISO instant the ledger blocks the endpoint until. */

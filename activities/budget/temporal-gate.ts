@@ -1,13 +1,17 @@
 /**
- * The production BudgetGate: reservations go to the ledger workflow of the
- * worker's tenant as Updates (activities/entity-updates), started on demand,
- * so the count is shared by every worker and serialised in one place. The
- * request id doubles as the Update id, so a resent reservation counts once.
+ * The tenant's ledger workflow as a BudgetGate: every reservation is an
+ * Update (activities/entity-updates), the ledger started on demand, so the
+ * count is shared by every worker and serialised in one place. The request
+ * id doubles as the Update id, so a resent reservation counts once. A worker
+ * process reaches it through an AllowanceGate, which asks for several calls
+ * at a time (`reserveAllowance`).
  */
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import type { UpdateDefinition } from '@temporalio/common';
 import { createState, usage } from '../../workflows/budget-ledger-state.js';
 import {
+  type AllowanceRequest,
+  type AllowanceResult,
   type BudgetSettings,
   type DailyLimitReport,
   LEDGER_MAX_HISTORY_EVENTS,
@@ -18,10 +22,16 @@ import {
   type ReserveResult,
 } from '../../workflows/contracts/budget.js';
 import type { BudgetedEndpoint } from '../../workflows/contracts/endpoints.js';
-import { dailyLimitUpdate, releaseUpdate, reserveUpdate, usageQuery } from '../../workflows/contracts/messages.js';
+import {
+  allowanceUpdate,
+  dailyLimitUpdate,
+  releaseUpdate,
+  reserveUpdate,
+  usageQuery,
+} from '../../workflows/contracts/messages.js';
 import { EntityUpdates } from '../entity-updates/client.js';
 import { updateId } from '../entity-updates/update-id.js';
-import type { BudgetGate } from './gate.js';
+import type { LedgerClient } from './allowance-gate.js';
 
 interface TemporalBudgetGateOptions {
   client: Client;
@@ -34,7 +44,7 @@ interface TemporalBudgetGateOptions {
   burstPatienceMs?: number;
 }
 
-export class TemporalBudgetGate implements BudgetGate {
+export class TemporalBudgetGate implements LedgerClient {
   readonly tenant: string;
   /** A worker process has one gate, so its Updates to the ledger take turns. */
   private readonly updates: EntityUpdates;
@@ -72,6 +82,10 @@ export class TemporalBudgetGate implements BudgetGate {
       requestId,
       settings: this.options.settings,
     });
+  }
+
+  reserveAllowance(request: AllowanceRequest): Promise<AllowanceResult> {
+    return this.update(allowanceUpdate, updateId(request.requestId), { ...request, settings: this.options.settings });
   }
 
   async release(endpoint: BudgetedEndpoint, requestId: string): Promise<void> {

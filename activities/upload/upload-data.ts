@@ -115,6 +115,8 @@ export function makeUploadData(deps: UploadDataDeps) {
         log.info('Upload waits until no earlier body can still arrive', { jobId: input.jobId, ms: claim.settleMs });
         await ctx.sleep(claim.settleMs);
       }
+      // The upload follows its status read: one reservation for both.
+      calls.expect({ submitData: 1 });
       const state = await jobState(deps, input, calls, 'nothing was sent');
       if (state !== 'new') {
         await record.noteJobState(input.jobId, state);

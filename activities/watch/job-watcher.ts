@@ -224,7 +224,7 @@ export class JobWatcher {
       const waitMs = await this.nextSweepInMs();
       // Nobody left to tell (every waiter released to polls): a later watch starts the loop again.
       if (this.waiters.size === 0 || this.givenUp) return;
-      const dueMs = (this.newestSweepMs ?? Number.NEGATIVE_INFINITY) + waitMs;
+      const dueMs = (this.newestSweepMs ?? Number.NEGATIVE_INFINITY) + waitMs + this.handoverGraceMs(view);
       if (dueMs > this.now()) {
         this.nextSweepAtMs = dueMs;
         await pause(dueMs - this.now());
@@ -237,6 +237,16 @@ export class JobWatcher {
       }
       await this.sweepOnce();
     }
+  }
+
+  /**
+   * The process that made the newest sweep makes the next one when it is due
+   * (its list calls come from the allowance it holds, with no ledger Update);
+   * the others claim the round only this much later, when it is gone or slow.
+   */
+  private handoverGraceMs(view: SweepBoardView | undefined): number {
+    const newest = view?.sweeps.at(-1)?.holder;
+    return newest === undefined || newest === this.holder ? 0 : this.readAgainMs();
   }
 
   /** How soon to read the board again while another process sweeps. */

@@ -93,3 +93,19 @@ describe('a budgeted call that reached the service', () => {
     expect(await used()).toBe(1);
   });
 });
+
+describe('calls an activity says it makes next', () => {
+  it('are named with the first reservation, and no more once made', async () => {
+    await start();
+    await runActivity(async function readThenList() {
+      const calls = ServiceCalls.forCurrentActivity({ budget }, 't1');
+      calls.expect({ listJobs: 1 });
+      await calls.run('listSources', () => service.listSources('Account'));
+      await calls.run('listJobs', () => service.listJobs({ perPage: 1 }));
+    }, undefined).result;
+    expect(budget.requests.map((r) => [r.endpoint, r.alongWith])).toEqual([
+      ['listSources', { listJobs: 1 }],
+      ['listJobs', {}],
+    ]);
+  });
+});

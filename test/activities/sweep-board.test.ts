@@ -47,6 +47,26 @@ describe('the sweep board', () => {
     expect(queries.length).toBe(sum(watchers.map((w) => w.stats.listCalls)));
   });
 
+  it('a due round is left first to the process that made the newest sweep; another takes it after a grace', async () => {
+    const { service } = listing(['1']);
+    const board = new LocalSweepBoard();
+    // The newest sweep was just made, by a process that sweeps no more; the next is due 5 ms later.
+    await board.publish({
+      holder: 'gone',
+      startedAt: new Date().toISOString(),
+      listed: ['1'],
+      calls: 1,
+    });
+    const watcher = new JobWatcher({ service, budget: budgetWith(), board, settings });
+    const watch = watcher.watch('1');
+    await new Promise((r) => setTimeout(r, 100));
+    // Within the grace (half a second here) it only reads: the newest sweep's maker has the first go.
+    expect((await board.read()).seq).toBe(1);
+    while ((await board.read()).seq < 2) await new Promise((r) => setTimeout(r, 10));
+    expect((await board.read()).sweeps.at(-1)?.holder).not.toBe('gone');
+    watch.cancel();
+  });
+
   it('refuses a claim for a round already published, or held by another process, unless taken over', () => {
     const published = publish(emptyBoard(), {
       holder: 'a',

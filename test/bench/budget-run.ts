@@ -12,7 +12,8 @@
 import { randomUUID } from 'node:crypto';
 import { WorkflowIdReusePolicy } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
-import type { BudgetGate } from '../../activities/budget/gate.js';
+import { AllowanceGate, DEFAULT_ALLOWANCE_HOLD_MS, type LedgerClient } from '../../activities/budget/allowance-gate.js';
+import { TemporalBudgetGate } from '../../activities/budget/temporal-gate.js';
 import { loadConfig } from '../../temporal.config.js';
 import { createActivityDeps } from '../../worker/process/dependencies.js';
 import { runWorker } from '../../worker/process/run-worker.js';
@@ -56,8 +57,8 @@ function compressedSchedule(compression: number): string {
     .join(',');
 }
 
-/** Times every ledger Update (reserve, release, daily-limit) this worker makes. */
-function timedGate(gate: BudgetGate, latencies: number[]): BudgetGate {
+/** Times every ledger Update (allowance, reserve, release, daily-limit) this worker makes. */
+function timedLedger(gate: LedgerClient, latencies: number[]): LedgerClient {
   const timed =
     <A extends unknown[], R>(f: (...a: A) => Promise<R>) =>
     async (...a: A): Promise<R> => {
@@ -70,6 +71,7 @@ function timedGate(gate: BudgetGate, latencies: number[]): BudgetGate {
     };
   return {
     tenant: gate.tenant,
+    reserveAllowance: timed(gate.reserveAllowance.bind(gate)),
     reserve: timed(gate.reserve.bind(gate)),
     release: timed(gate.release.bind(gate)),
     reportDailyLimit: timed(gate.reportDailyLimit.bind(gate)),
@@ -113,7 +115,16 @@ export async function runScenario(stack: OperatorStack, spec: ScenarioSpec, task
       // A connection of its own per worker, as a process has: the SDK refuses two workers of one queue on one.
       const connection = i === 0 ? env.nativeConnection : await NativeConnection.connect({ address: env.address });
       const deps = createActivityDeps(config, env.client);
-      deps.budget = timedGate(deps.budget, latencies);
+      // The process's gate as production builds it, its hold in service time, timing the Updates it sends.
+      const ledger = new TemporalBudgetGate({
+        client: env.client,
+        taskQueue: config.temporal.taskQueue,
+        tenant: config.tenant,
+        settings: config.budget,
+      });
+      deps.budget = new AllowanceGate(timedLedger(ledger, latencies), {
+        holdMs: DEFAULT_ALLOWANCE_HOLD_MS / spec.compression,
+      });
       deps.settings.timeCompression = spec.compression;
       let ready!: () => void;
       const polling = new Promise<void>((r) => {

@@ -81,8 +81,12 @@ describe('the worker on a real Temporal server', () => {
     expect(job?.sha256).toBe(createHash('sha256').update(file).digest('hex'));
 
     const usage = await env.client.workflow.getHandle(ledgerWorkflowId(TENANT)).query(usageQuery);
-    expect(usage.createJob.used).toBe(result.apiCalls.createJob);
-    expect(usage.submitData.used).toBe(result.apiCalls.submitData);
+    // Every call was counted first; what the ledger counts beyond them is held in the worker's allowances.
+    for (const endpoint of ['createJob', 'submitData'] as const) {
+      const { used, held = 0 } = usage[endpoint];
+      expect(result.apiCalls[endpoint]).toBeLessThanOrEqual(used);
+      expect(used - held).toBeLessThanOrEqual(result.apiCalls[endpoint] ?? 0);
+    }
   }, 120_000);
 
   it('a Reset from the first workflow task after the upload creates no second job and sends nothing again', async () => {

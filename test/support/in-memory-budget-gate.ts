@@ -4,10 +4,20 @@
  * (activity tests); the decisions are the same code the workflow runs.
  */
 
-import type { BudgetGate } from '../../activities/budget/gate.js';
+import type { LedgerClient } from '../../activities/budget/allowance-gate.js';
+import type { ExpectedCalls } from '../../activities/budget/gate.js';
 import { loadBudgetSettings } from '../../temporal.config.js';
-import { createState, release, reportDailyLimit, reserve, usage } from '../../workflows/budget-ledger-state.js';
+import {
+  createState,
+  grantAllowance,
+  release,
+  reportDailyLimit,
+  reserve,
+  usage,
+} from '../../workflows/budget-ledger-state.js';
 import type {
+  AllowanceRequest,
+  AllowanceResult,
   BudgetSettings,
   DailyLimitReport,
   LedgerState,
@@ -25,10 +35,17 @@ export const SPEC_BUDGET_SETTINGS: BudgetSettings = {
   stopGrantingBeforeResetMs: 0,
 };
 
-export class InMemoryBudgetGate implements BudgetGate {
+export class InMemoryBudgetGate implements LedgerClient {
   private state: LedgerState | undefined;
   /** Every reservation asked for, in order (tests assert on it). */
-  readonly requests: { endpoint: BudgetedEndpoint; requestId: string; result: ReserveResult }[] = [];
+  readonly requests: {
+    endpoint: BudgetedEndpoint;
+    requestId: string;
+    result: ReserveResult;
+    alongWith?: ExpectedCalls;
+  }[] = [];
+  /** Every allowance asked for, in order. */
+  readonly allowanceRequests: { request: AllowanceRequest; result: AllowanceResult }[] = [];
   /** Every grant given back. */
   readonly released: { endpoint: BudgetedEndpoint; requestId: string }[] = [];
 
@@ -42,10 +59,17 @@ export class InMemoryBudgetGate implements BudgetGate {
     return this.state ?? createState(this.settings, this.now());
   }
 
-  async reserve(endpoint: BudgetedEndpoint, requestId: string): Promise<ReserveResult> {
+  async reserve(endpoint: BudgetedEndpoint, requestId: string, alongWith?: ExpectedCalls): Promise<ReserveResult> {
     const next = reserve(this.current(), this.settings, { endpoint, requestId }, this.now());
     this.state = next.state;
-    this.requests.push({ endpoint, requestId, result: next.result });
+    this.requests.push({ endpoint, requestId, result: next.result, ...(alongWith ? { alongWith } : {}) });
+    return next.result;
+  }
+
+  async reserveAllowance(request: AllowanceRequest): Promise<AllowanceResult> {
+    const next = grantAllowance(this.current(), this.settings, request, this.now());
+    this.state = next.state;
+    this.allowanceRequests.push({ request, result: next.result });
     return next.result;
   }
 

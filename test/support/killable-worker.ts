@@ -31,6 +31,8 @@ export interface WorkerStartOptions {
   env?: Record<string, string>;
   /** Reach Temporal only through a proxy the test can cut (the service and S3 stay reachable). */
   behindProxy?: boolean;
+  /** How long a claimed sweep round is left to its holder (default: the pool's, else the real minute). */
+  sweepLeaseMs?: number;
 }
 
 export interface WorkerPool {
@@ -46,7 +48,8 @@ export function workerPool(stack: FullStack, settings: { sweepLeaseMs?: number }
     async start(options = {}) {
       const proxy = options.behindProxy ? await startTcpProxy(portOf(stack.env.address)) : undefined;
       const env = { ...options.env, ...(proxy ? { TEMPORAL_ADDRESS: `127.0.0.1:${proxy.port}` } : {}) };
-      const child = await startWorkerProcess(stack.workerEnv(env), stack.timeCompression, settings.sweepLeaseMs).catch(
+      const sweepLeaseMs = options.sweepLeaseMs ?? settings.sweepLeaseMs;
+      const child = await startWorkerProcess(stack.workerEnv(env), stack.timeCompression, sweepLeaseMs).catch(
         async (err: unknown) => {
           await proxy?.close();
           throw err;

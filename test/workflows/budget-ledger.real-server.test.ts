@@ -14,6 +14,7 @@ import { tsToMs } from '@temporalio/common/lib/time.js';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AllowanceGate } from '../../activities/budget/allowance-gate.js';
 import { TemporalBudgetGate } from '../../activities/budget/temporal-gate.js';
 import { loadBudgetSettings } from '../../temporal.config.js';
 import { nextResetMs } from '../../workflows/budget-window.js';
@@ -25,7 +26,7 @@ import {
   type ReserveResult,
 } from '../../workflows/contracts/budget.js';
 import type { BudgetedEndpoint } from '../../workflows/contracts/endpoints.js';
-import { exhaustedSignal, reserveUpdate, usageQuery } from '../../workflows/contracts/messages.js';
+import { allowanceUpdate, exhaustedSignal, reserveUpdate, usageQuery } from '../../workflows/contracts/messages.js';
 import { createDevServerWith, createEnvironment } from '../support/temporal-server.js';
 import { bundleWorkflows, WORKFLOW_SINKS } from '../support/workflow-bundle.js';
 import { recordHistory } from './recorded-histories.js';
@@ -96,6 +97,29 @@ describe('budget ledger on the dev server', () => {
       await sleep(200);
     }
   }
+
+  it('a process spends an allowance: many calls, few Updates, every one counted first and the rest given back', async () => {
+    const tenant = tenantFor('allowance');
+    const ledger = gateWith(tenant, { limits, headroomPercent: 0, resetMinuteUtc: 0 });
+    const gate = new AllowanceGate(ledger);
+    for (let i = 0; i < 12; i++) expect(await gate.reserve('jobStatus', `read/${i}`)).toMatchObject({ granted: true });
+    await gate.release('jobStatus', 'read/11');
+    const handle = env.client.workflow.getHandle(ledgerWorkflowId(tenant));
+    const history = await handle.fetchHistory();
+    const updates = (history.events ?? []).filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes);
+    // Allowances of 1, 2, 4 and 8 calls: four Updates for twelve reads.
+    expect(updates).toHaveLength(4);
+    expect((await handle.query(usageQuery)).jobStatus).toMatchObject({ used: 15, held: 8 });
+    // Malformed: refused by the validator, nothing counted.
+    const refused = (await handle
+      .executeUpdate(allowanceUpdate, { args: [{ requestId: 'x', calls: { jobStatus: 0 }, holdMs: 1 }] })
+      .then(
+        () => undefined,
+        (err: unknown) => err,
+      )) as (Error & { cause?: Error }) | undefined;
+    expect(refused?.cause?.message).toMatch(/calls.jobStatus must be a whole number of at least 1/);
+    expect((await handle.query(usageQuery)).jobStatus.used).toBe(15);
+  });
 
   it('grants once per requestId, rejects unknown endpoints, and honours the exhausted signal', async () => {
     const tenant = tenantFor('grants');

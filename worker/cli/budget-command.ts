@@ -1,7 +1,9 @@
 /**
  * `import-worker budget [--tenant] [--json]`: the tenant's daily budgets as
  * the ledger counts them, and the guard band before the reset when it holds
- * (no call is granted then, budget left or not).
+ * (no call is granted then, budget left or not). Calls granted to worker
+ * processes' allowances count as used; the note says how many of them the
+ * processes have not settled yet (spent or still held).
  */
 import { readLedgerUsage } from '../../activities/budget/temporal-gate.js';
 import { loadBudgetSettings, loadClientConfig } from '../../temporal.config.js';
@@ -19,11 +21,16 @@ function budgetTable(usageByEndpoint: LedgerUsage, band: GuardBand | undefined):
     String(u.limit),
     String(u.remaining),
     u.resetsAt,
-    u.exhaustedUntil
-      ? `service refuses until ${u.exhaustedUntil}`
-      : band && u.remaining > 0
-        ? 'none granted until the reset (guard band)'
-        : '',
+    [
+      u.exhaustedUntil
+        ? `service refuses until ${u.exhaustedUntil}`
+        : band && u.remaining > 0
+          ? 'none granted until the reset (guard band)'
+          : '',
+      u.held ? `${u.held} of used held by worker processes` : '',
+    ]
+      .filter(Boolean)
+      .join('; '),
   ]);
   return formatTable(['endpoint', 'used', 'limit', 'remaining', 'resets at (UTC)', 'note'], rows);
 }

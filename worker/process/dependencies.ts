@@ -1,10 +1,11 @@
 /**
  * Builds the activities' real dependencies from configuration: the service
  * client (token from env, a rotating file or a client-credentials exchange), the S3 source, the budget
- * gate backed by the tenant's ledger workflow, the gate of the object versions' job records, and the
+ * gate spending allowances of the tenant's ledger workflow, the gate of the object versions' job records, and the
  * tenant's sweep board.
  */
 import type { Client } from '@temporalio/client';
+import { AllowanceGate } from '../../activities/budget/allowance-gate.js';
 import { TemporalBudgetGate } from '../../activities/budget/temporal-gate.js';
 import type { ActivityDeps } from '../../activities/index.js';
 import { TemporalJobRecordGate } from '../../activities/job-record/gate.js';
@@ -21,12 +22,15 @@ import { meteredBudgetGate, type WorkerMetrics } from './metrics.js';
 export function createActivityDeps(config: Config, client: Client, metrics?: WorkerMetrics): ActivityDeps {
   const service = config.service;
   if (!service) throw new ConfigError('COMPANY_DATA_BASE_URL and a token must be configured to run a worker');
-  const gate = new TemporalBudgetGate({
-    client,
-    taskQueue: config.temporal.taskQueue,
-    tenant: config.tenant,
-    settings: config.budget,
-  });
+  // The process spends calls from allowances the ledger granted it, asking the ledger a fraction as often.
+  const gate = new AllowanceGate(
+    new TemporalBudgetGate({
+      client,
+      taskQueue: config.temporal.taskQueue,
+      tenant: config.tenant,
+      settings: config.budget,
+    }),
+  );
   return {
     service: new ServiceClient({
       baseUrl: service.baseUrl,

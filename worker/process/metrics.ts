@@ -26,8 +26,8 @@ export function createWorkerMetrics(meter: MetricMeter): WorkerMetrics {
 export function meteredBudgetGate(gate: BudgetGate, metrics: WorkerMetrics): BudgetGate {
   return {
     tenant: gate.tenant,
-    async reserve(endpoint, requestId) {
-      const answer = await gate.reserve(endpoint, requestId);
+    async reserve(endpoint, requestId, alongWith) {
+      const answer = await gate.reserve(endpoint, requestId, alongWith);
       metrics.budgetRemaining(gate.tenant, endpoint, answer.granted ? answer.remaining : 0);
       return answer;
     },

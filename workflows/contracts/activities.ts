@@ -212,6 +212,11 @@ export interface EndpointUsage {
   resetsAt: string;
   /** Set when the service said 429 before the ledger's count ran out (ISO). */
   exhaustedUntil?: string;
+  /**
+   * Of `used`, the calls granted to worker processes' allowances that their
+   * holders have not settled yet: spent or still held (absent when none).
+   */
+  held?: number;
 }
 
 export type BudgetUsage = Record<string, EndpointUsage>;

@@ -38,6 +38,40 @@ export interface ReserveRequest {
 
 export type ReserveResult = { granted: true; remaining: number } | { granted: false; resetsAt: string };
 
+/**
+ * A worker process asks for an allowance: several calls on one or more
+ * endpoints, counted as used when granted, which the process then spends
+ * without asking again until they run out or expire. It gives back in the
+ * same Update what its earlier allowances left unspent.
+ */
+export interface AllowanceRequest {
+  /** Idempotency, as for `reserve`; it also names the allowance when it is settled later. */
+  requestId: string;
+  /** Calls wanted per endpoint (at least 1 each); the ledger may grant fewer. */
+  calls: Partial<Record<BudgetedEndpoint, number>>;
+  /** How long the process means to hold the calls; the ledger may shorten it. */
+  holdMs: number;
+  /** Earlier allowances of this process that ended, with the calls each left unspent. */
+  settle?: AllowanceSettlement[];
+  settings?: BudgetSettings;
+}
+
+export interface AllowanceSettlement {
+  allowanceId: string;
+  unspent: Partial<Record<BudgetedEndpoint, number>>;
+}
+
+export interface AllowanceResult {
+  /** Calls granted per endpoint (absent: none). */
+  granted: Partial<Record<BudgetedEndpoint, number>>;
+  /** Endpoints refused outright, each with the ISO instant to wait for. */
+  refused: Partial<Record<BudgetedEndpoint, string>>;
+  /** How long from the grant the calls may be spent; none is sent after that. */
+  validForMs: number;
+  /** Per granted endpoint, what the window has left besides this allowance. */
+  remaining: Partial<Record<BudgetedEndpoint, number>>;
+}
+
 /** The requestId of the reservation whose call the service refused; it is also the Update id. */
 export interface DailyLimitReport {
   endpoint: BudgetedEndpoint;
@@ -77,6 +111,13 @@ export interface LedgerState {
   dailyLimitStrikes?: Record<string, number>;
   /** requestId -> the answer it got, for this window only. */
   answered: Record<string, ReserveResult>;
+  /**
+   * Allowances granted in this window and not yet settled: requestId -> the
+   * answer it got. Their calls count as used until their holder gives back
+   * what it left unspent; a holder that died never does, so they stay used.
+   * Absent in the state of older ledgers.
+   */
+  allowances?: Record<string, AllowanceResult>;
 }
 
 /**

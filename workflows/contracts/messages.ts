@@ -7,6 +7,8 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type {
+  AllowanceRequest,
+  AllowanceResult,
   ClearExhaustedSignal,
   DailyLimitAnswer,
   DailyLimitReport,
@@ -43,6 +45,8 @@ import type { ClaimSweepRequest, PublishSweepRequest, SweepBoardView, SweepLease
 
 /** Grants one call on an endpoint, or answers when the window resets; the request id is also the Update id. */
 export const reserveUpdate = defineUpdate<ReserveResult, [ReserveRequest]>('reserve');
+/** Grants a worker process several calls at once to spend on its own, and takes back what earlier ones left. */
+export const allowanceUpdate = defineUpdate<AllowanceResult, [AllowanceRequest]>('reserveAllowance');
 /** Gives back a grant whose call never reached the service (refused connection, DNS failure). */
 export const releaseUpdate = defineUpdate<void, [ReserveRequest]>('release');
 /** A worker's report of the service's daily-limit 429; answers how long the endpoint stays blocked. */
