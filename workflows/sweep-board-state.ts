@@ -50,6 +50,7 @@ export function publishProblem(request: unknown): string | undefined {
   }
   if (typeof r.calls !== 'number' || !Number.isInteger(r.calls) || r.calls < 0)
     return 'publishSweep: calls must be a count';
+  if (r.onePage !== undefined && typeof r.onePage !== 'boolean') return 'publishSweep: onePage must be true or false';
   if (r.listed !== undefined) {
     if (!Array.isArray(r.listed) || r.listed.some((id) => typeof id !== 'string')) {
       return 'publishSweep: listed must be an array of job ids';
@@ -74,6 +75,7 @@ export function publish(view: SweepBoardView, request: PublishSweepRequest): Swe
     startedAt: request.startedAt,
     calls: request.calls,
     ...(request.listed ? { listed: request.listed } : {}),
+    ...(request.onePage ? { onePage: true } : {}),
   };
   return { seq: sweep.seq, sweeps: [...view.sweeps, sweep].slice(-KEPT_SWEEPS), ...(lease ? { lease } : {}) };
 }

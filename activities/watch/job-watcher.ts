@@ -31,8 +31,10 @@
  * A job is "left" when two complete sweeps in a row do not list it that
  * count: every sweep after one listed it, and, for a job no sweep listed yet,
  * sweeps that began at least `listLateGraceMs` after it started waiting (a
- * job may be listed late, and a fast job may end before any sweep lists it). A sweep cut short (budget, error)
- * tells nobody anything. Every waiter falls back to per-job polls when the
+ * job may be listed late, and a fast job may end before any sweep lists it).
+ * For a job a sweep listed before, one such sweep is enough when its first
+ * answer held every job it saw on a short page: no page was left to skip the
+ * job from. A sweep cut short (budget, error) tells nobody anything. Every waiter falls back to per-job polls when the
  * list fails sweep after sweep, and every later one too once the service
  * shows rows in other states under the `processing` filter (it does not
  * honour the filter), and while the list calls left in the window are all
@@ -54,9 +56,12 @@ import { LocalSweepBoard, type SweepBoard } from './sweep-board.js';
  * A listed job counts as gone when this many complete sweeps in a row do not
  * list it: paging by number over a list that changes between pages (jobs
  * ending meanwhile shift the later pages) can skip a job in one sweep, and a
- * skipped job would cost a confirming read for nothing.
+ * skipped job would cost a confirming read for nothing. A sweep whose first
+ * answer held every job it saw, on a page short of `perPage`, had no later
+ * page to skip one from: a single miss in it is enough for a job listed before.
  */
 const SWEEPS_MISSED_TO_LEAVE = 2;
+const ONE_PAGE_MISSES_TO_LEAVE = 1;
 
 export interface JobWatcherSettings {
   /** The fastest sweep, when the budget allows it. */
@@ -139,6 +144,8 @@ export class JobWatcher {
   private running = false;
   private failedSweeps = 0;
   private lastSweepCalls = 0;
+  /** Whether the last sweep's first answer held every job it saw, on a short page. */
+  private lastSweepOnePage = false;
   private givenUp: string | undefined;
   /**
    * Set once the service answered a page with exactly the rows asked for: it
@@ -270,7 +277,11 @@ export class JobWatcher {
       this.readSeq = sweep.seq;
       this.lastSweepCalls = sweep.calls;
       this.stats.sweepsRead += 1;
-      this.tell(Date.parse(sweep.startedAt), sweep.listed ? new Set(sweep.listed) : 'unfiltered');
+      this.tell(
+        Date.parse(sweep.startedAt),
+        sweep.listed ? new Set(sweep.listed) : 'unfiltered',
+        sweep.onePage === true,
+      );
     }
   }
 
@@ -333,7 +344,7 @@ export class JobWatcher {
     }
     this.stats.sweeps += 1;
     await this.publish(startedMs, listed);
-    this.tell(startedMs, listed);
+    this.tell(startedMs, listed, this.lastSweepOnePage);
   }
 
   /** Shares the sweep with the tenant's other processes; a board that cannot take it costs them their own sweep. */
@@ -343,7 +354,7 @@ export class JobWatcher {
         holder: this.holder,
         startedAt: new Date(startedMs).toISOString(),
         calls: this.lastSweepCalls,
-        ...(listed === 'unfiltered' ? {} : { listed: [...listed] }),
+        ...(listed === 'unfiltered' ? {} : { listed: [...listed], onePage: this.lastSweepOnePage }),
       });
       // Told below, not again on the next read. (A sweep published meanwhile by another is read from the board.)
       this.readSeq = Math.max(this.readSeq, seq);
@@ -353,7 +364,7 @@ export class JobWatcher {
   }
 
   /** One complete sweep that began at `startedMs`, told to the waiters. */
-  private tell(startedMs: number, listed: Set<string> | 'unfiltered'): void {
+  private tell(startedMs: number, listed: Set<string> | 'unfiltered', onePage: boolean): void {
     if (this.newestSweepMs === undefined || startedMs > this.newestSweepMs) this.newestSweepMs = startedMs;
     this.stats.lastSweepAt = new Date(this.newestSweepMs).toISOString();
     if (listed === 'unfiltered') {
@@ -368,7 +379,9 @@ export class JobWatcher {
         waiter.listedAtMs = startedMs;
         waiter.missed = 0;
       } else if (waiter.seen || startedMs - waiter.sinceMs >= this.settings.listLateGraceMs) {
-        if (++waiter.missed < SWEEPS_MISSED_TO_LEAVE) continue;
+        // A job never listed may be listed late, whatever the page: two misses for it.
+        const misses = onePage && waiter.seen ? ONE_PAGE_MISSES_TO_LEAVE : SWEEPS_MISSED_TO_LEAVE;
+        if (++waiter.missed < misses) continue;
         this.waiters.delete(waiter);
         waiter.resolve({ kind: 'left', seen: waiter.seen });
       }
@@ -380,6 +393,8 @@ export class JobWatcher {
     const seen = new Set<string>();
     let calls = 0;
     let first: string[] = [];
+    let firstAnswer: number | undefined;
+    this.lastSweepOnePage = false;
     try {
       // Until pages are known to count from 1, the first is asked for without a number, then 1, 2, ...
       let page: number | undefined = this.pagesFromOne ? 1 : undefined;
@@ -396,6 +411,7 @@ export class JobWatcher {
           return 'unfiltered';
         }
         const ids = list.data.map((job) => job.id);
+        firstAnswer ??= ids.length;
         const fresh = ids.filter((id) => !seen.has(id));
         for (const id of fresh) seen.add(id);
         if (ids.length === this.settings.perPage) this.fullPagesHonoured = true;
@@ -413,6 +429,8 @@ export class JobWatcher {
       this.stats.listCalls += calls;
       this.lastSweepCalls = calls;
     }
+    this.lastSweepOnePage =
+      firstAnswer !== undefined && firstAnswer < this.settings.perPage && seen.size === firstAnswer;
     return seen;
   }
 

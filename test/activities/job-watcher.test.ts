@@ -37,6 +37,19 @@ describe('JobWatcher', () => {
     expect(queries.slice(4, 7).map((q) => q.page)).toEqual([1, 2, 3]);
   });
 
+  it('tells a waiter its listed job left after one sweep misses it, when every job fits on one short page', async () => {
+    const ids = ['2001', '2002', '2003'];
+    const { service, queries } = listing(ids);
+    const watcher = new JobWatcher({ service, budget: budgetWith(), settings });
+    const watch = watcher.watch('2002');
+    while (watcher.stats.sweeps < 2) await new Promise((r) => setTimeout(r, 2));
+    const removedAt = queries.length;
+    ids.splice(ids.indexOf('2002'), 1);
+    expect(await watch.outcome).toEqual({ kind: 'left', seen: true });
+    // Each sweep begins at page 1: one sweep that began after the job left was enough.
+    expect(queries.slice(removedAt).filter((q) => q.page === 1)).toHaveLength(1);
+  });
+
   it('releases its waiters to per-job polls while the list calls left are kept for creates', async () => {
     const { service, queries } = listing(['7']);
     // 40 list calls left, 1,200 creates left: every one of them is the creates'.

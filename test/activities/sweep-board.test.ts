@@ -67,6 +67,24 @@ describe('the sweep board', () => {
     watch.cancel();
   });
 
+  it("tells a waiter after one miss in another process's sweep that fit on one short page", async () => {
+    const { service } = listing([]);
+    const board = new LocalSweepBoard();
+    const sweep = (listed: string[]) =>
+      board.publish({ holder: 'other', startedAt: new Date().toISOString(), listed, calls: 1, onePage: true });
+    await sweep(['7', '8']);
+    // The other process holds the next round (its lease outlasts the test): this one can only read the board.
+    await board.claim({ holder: 'other', afterSeq: 1 });
+    const watcher = new JobWatcher({ service, budget: budgetWith(), board, settings });
+    const watch = watcher.watch('7');
+    while (watcher.stats.sweepsRead < 1) await new Promise((r) => setTimeout(r, 2));
+    await sweep(['8']);
+
+    expect(await watch.outcome).toEqual({ kind: 'left', seen: true });
+    // Told by the other's sweep: without the one-page rule it would have swept for a second miss itself.
+    expect(watcher.stats.sweeps).toBe(0);
+  });
+
   it('refuses a claim for a round already published, or held by another process, unless taken over', () => {
     const published = publish(emptyBoard(), {
       holder: 'a',

@@ -27,6 +27,8 @@ export interface PublishedSweep {
   listed?: string[];
   /** List calls the sweep made: the next sweep's cost, for the pace. */
   calls: number;
+  /** Its first answer held every job it saw, on a short page: no job can have been skipped between pages. */
+  onePage?: boolean;
 }
 
 export interface SweepLease {
@@ -57,6 +59,7 @@ export interface PublishSweepRequest {
   startedAt: string;
   listed?: string[];
   calls: number;
+  onePage?: boolean;
 }
 
 export interface SweepBoardInput {
