@@ -37,7 +37,8 @@ describe('the process holding the sweep round freezes', () => {
 
   it('the other process takes the round over and its import completes; thawed, the frozen one finishes', async () => {
     // One wait per process: each process has an import of its own to sweep for.
-    const options = { env: { WORKER_MAX_CONCURRENT_POLLS: '1' }, sweepLeaseMs: LEASE_MS };
+    // The frozen process's cached workflows (the board, records, imports) move to the survivor within a second.
+    const options = { env: { WORKER_MAX_CONCURRENT_POLLS: '1' }, sweepLeaseMs: LEASE_MS, stickyQueueTimeoutMs: 1_000 };
     const fleet = await Promise.all([workers.start(options), workers.start(options)]);
     // A query times out while the board's workflow is cached in the frozen process: read until one is answered.
     const board = () =>
@@ -97,5 +98,5 @@ describe('the process holding the sweep round freezes', () => {
     const other = imports[1 - first.i];
     expect(await other?.result()).toMatchObject({ jobId: String(jobs[1 - first.i]?.id), state: 'completed' });
     for (const job of jobs) expect(await acceptedPuts(stack.sim.baseUrl, String(job.id))).toHaveLength(1);
-  }, 120_000);
+  }, 240_000);
 });

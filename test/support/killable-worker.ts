@@ -33,6 +33,8 @@ export interface WorkerStartOptions {
   behindProxy?: boolean;
   /** How long a claimed sweep round is left to its holder (default: the pool's, else the real minute). */
   sweepLeaseMs?: number;
+  /** How long a task of a workflow cached in the process waits for it (default: the SDK's). */
+  stickyQueueTimeoutMs?: number;
 }
 
 export interface WorkerPool {
@@ -48,8 +50,11 @@ export function workerPool(stack: FullStack, settings: { sweepLeaseMs?: number }
     async start(options = {}) {
       const proxy = options.behindProxy ? await startTcpProxy(portOf(stack.env.address)) : undefined;
       const env = { ...options.env, ...(proxy ? { TEMPORAL_ADDRESS: `127.0.0.1:${proxy.port}` } : {}) };
-      const sweepLeaseMs = options.sweepLeaseMs ?? settings.sweepLeaseMs;
-      const child = await startWorkerProcess(stack.workerEnv(env), stack.timeCompression, sweepLeaseMs).catch(
+      const timings = {
+        sweepLeaseMs: options.sweepLeaseMs ?? settings.sweepLeaseMs,
+        stickyQueueTimeoutMs: options.stickyQueueTimeoutMs,
+      };
+      const child = await startWorkerProcess(stack.workerEnv(env), stack.timeCompression, timings).catch(
         async (err: unknown) => {
           await proxy?.close();
           throw err;

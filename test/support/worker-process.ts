@@ -30,17 +30,25 @@ function processEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   return { ...out, ...env };
 }
 
+/** What a test may shorten in a worker process; each left out keeps the product's. */
+export interface TestWorkerTimings {
+  /** How long a claimed sweep round is left to its holder. */
+  sweepLeaseMs?: number;
+  /** How long a task of a workflow cached in the process waits for it before any worker may take it. */
+  stickyQueueTimeoutMs?: number;
+}
+
 /**
  * Starts the worker process and resolves once its workers poll; rejects if it
  * exits first. `timeCompression`: service time runs that many times faster (1: not at all).
- * `sweepLeaseMs`: how long a claimed sweep round is left to its holder (default: the product's).
  */
 export async function startWorkerProcess(
   env: Record<string, string>,
   timeCompression = 1,
-  sweepLeaseMs?: number,
+  timings: TestWorkerTimings = {},
 ): Promise<WorkerProcess> {
-  const args = [MAIN, String(timeCompression), ...(sweepLeaseMs === undefined ? [] : [String(sweepLeaseMs)])];
+  const arg = (ms: number | undefined) => (ms === undefined ? '-' : String(ms));
+  const args = [MAIN, String(timeCompression), arg(timings.sweepLeaseMs), arg(timings.stickyQueueTimeoutMs)];
   const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
     cwd: ROOT,
     env: processEnv({ LOG_LEVEL: 'INFO', ...env }),

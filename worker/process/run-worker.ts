@@ -36,6 +36,8 @@ interface RunWorkerOptions {
   tracing?: Tracing;
   /** Called once the workers are polling, with them (for the readiness checks). */
   onReady?: (workers: PollingWorkers) => void;
+  /** How long a cached workflow's task waits for this process before any worker may take it (tests). */
+  stickyQueueTimeoutMs?: number;
 }
 
 export async function runWorker(options: RunWorkerOptions): Promise<void> {
@@ -54,6 +56,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
     namespace: config.temporal.namespace,
     ...deploymentOptions(config.worker.deployment),
     maxHeartbeatThrottleInterval: config.worker.heartbeatThrottleMs,
+    ...(options.stickyQueueTimeoutMs ? { stickyQueueScheduleToStartTimeout: options.stickyQueueTimeoutMs } : {}),
   };
 
   const main = await Worker.create({

@@ -108,6 +108,13 @@ export interface WorkerProcessOptions {
    * holder taken over in seconds; production keeps the job watcher's minute.
    */
   sweepLeaseMs?: number;
+  /**
+   * How long a task of a workflow cached here waits for this process before
+   * any worker may take it: only test worker processes pass it, so that a
+   * frozen process's cached workflows move on in a second; production keeps
+   * the SDK's default.
+   */
+  stickyQueueTimeoutMs?: number;
 }
 
 async function main(options: WorkerProcessOptions): Promise<void> {
@@ -162,6 +169,7 @@ async function run(
       metrics,
       tracing,
       deps: { ...deps, settings: withTestSettings(deps.settings, options) },
+      stickyQueueTimeoutMs: options.stickyQueueTimeoutMs,
       onReady: (workers) => {
         readiness.polling(workers);
         logger.info('Worker polling', { taskQueues: startupFacts(config).taskQueues });
