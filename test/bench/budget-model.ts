@@ -16,8 +16,12 @@ export const DAY_MS = 86_400_000;
 export const TARGET_PER_DAY = 1_200;
 const PER_PAGE = 50;
 const MIN_SWEEP_MS = 60_000;
-/** A listed job leaves after two sweeps miss it (job-watcher.ts): from its end, one to two intervals. */
+/**
+ * A listed job leaves after two sweeps miss it (job-watcher.ts): from its end, one to two intervals; after
+ * one, within an interval, when every job in processing fits on one short page.
+ */
 const SWEEPS_TO_LEARN = { p50: 1.5, p99: 1.99 };
+const ONE_PAGE_SWEEPS_TO_LEARN = { p50: 0.5, p99: 0.99 };
 
 export type PerImport = Partial<Record<BudgetedEndpoint, number>>;
 
@@ -31,7 +35,7 @@ export interface SteadyState {
   sweepIntervalMs: number;
   /** List calls a day the watcher spends at that rate. */
   watcherListPerDay: number;
-  /** Delay from a job's end to its import knowing it (the watcher's two sweeps, not the confirming read). */
+  /** Delay from a job's end to its import knowing it (the watcher's sweeps, not the confirming read). */
   delayMs: { p50: number; p99: number };
 }
 
@@ -70,6 +74,10 @@ export function steadyState(perImport: PerImport, processingMs: number): SteadyS
     pagesPerSweep: pages,
     sweepIntervalMs: interval,
     watcherListPerDay: Math.floor(DAY_MS / interval) * pages,
-    delayMs: { p50: SWEEPS_TO_LEARN.p50 * interval, p99: SWEEPS_TO_LEARN.p99 * interval },
+    delayMs: delayMs(processingAtOnce < PER_PAGE ? ONE_PAGE_SWEEPS_TO_LEARN : SWEEPS_TO_LEARN, interval),
   };
+}
+
+function delayMs(sweeps: { p50: number; p99: number }, intervalMs: number): { p50: number; p99: number } {
+  return { p50: sweeps.p50 * intervalMs, p99: sweeps.p99 * intervalMs };
 }
