@@ -5,7 +5,7 @@
  * prebuilt bundle (no webpack, no tsx at start).
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -34,7 +34,7 @@ beforeAll(async () => {
 afterAll(() => unlockDist());
 
 describe('npm pack', () => {
-  it('ships the compiled code, the prebuilt workflow bundle and the bin, and nothing of test/, .ci/, the demo or the test doubles', () => {
+  it('ships the compiled code, the prebuilt workflow bundle, the bin and the docs the README links to, and nothing of test/, .ci/, the demo or the test doubles', () => {
     const [pack] = JSON.parse(npm(['pack', '--dry-run', '--json', '--ignore-scripts'])) as [
       { files: { path: string }[] },
     ];
@@ -50,6 +50,11 @@ describe('npm pack', () => {
         'README.md',
       ]),
     );
+    const linkedDocs = [...readFileSync(resolve(ROOT, 'README.md'), 'utf8').matchAll(/\]\((docs\/[^)#]+)/g)].map(
+      (m) => m[1],
+    );
+    expect(linkedDocs.length).toBeGreaterThan(0);
+    expect(files).toEqual(expect.arrayContaining([...new Set(linkedDocs)]));
     const unwanted = files.filter((f) =>
       /^(test|\.ci|worker|workflows|activities)\/|\.ts$|demo|setup-temporal|temporal-binaries/.test(f),
     );
