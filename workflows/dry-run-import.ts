@@ -37,7 +37,12 @@ import type {
   RecordFinding,
 } from './contracts/dry-run.js';
 import { type ApiCallCounts, addApiCalls } from './contracts/endpoints.js';
-import { type ImportFileInput, importInputProblems, normaliseImportInput } from './contracts/import-input.js';
+import {
+  type ImportFileInput,
+  importInputProblems,
+  inspectSourceInput,
+  normaliseImportInput,
+} from './contracts/import-input.js';
 import { jobNameWithKey } from './contracts/job-key.js';
 import { objectImportWorkflowId } from './contracts/nightly.js';
 import { budgetChecks, existingJobProblem, importCost, jobWarnings, verdictOf } from './dry-run-verdict.js';
@@ -261,19 +266,7 @@ function allowanceNow(usage: BudgetUsage): Pick<DryRunFeedReport, 'allowedNow' |
 }
 
 function preflight(findings: Findings, input: ImportFileInput, problems: DryRunProblem[]) {
-  return findings.step('inspectSource', problems, () =>
-    short.dryRunPreflight({
-      tenant: input.tenant,
-      bucket: input.source.bucket,
-      key: input.source.key,
-      mappings: input.fieldMappings?.mappings,
-      entityType: input.entityType,
-      importSource: input.importSource,
-      activityTypeId: input.activityTypeId,
-      delimiter: input.rows?.delimiter,
-      encoding: input.rows?.encoding,
-    }),
-  );
+  return findings.step('inspectSource', problems, () => short.dryRunPreflight(inspectSourceInput(input)));
 }
 
 /** What the lookup found for one object version. */

@@ -54,6 +54,7 @@ import {
   type FieldMappingSet,
   type ImportFileInput,
   importInputProblems,
+  inspectSourceInput,
   normaliseImportInput,
 } from './contracts/import-input.js';
 import type { ImportFileResult, ImportProgress, PartResult } from './contracts/import-workflow.js';
@@ -168,17 +169,7 @@ async function releaseMappingLock(set: FieldMappingSet): Promise<void> {
 function inspectSource(run: ImportRun): () => Promise<InspectSourceResult> {
   const { input } = run;
   return async () => {
-    const source = await run.activitiesFor('inspectSource').inspectSource({
-      tenant: input.tenant,
-      bucket: input.source.bucket,
-      key: input.source.key,
-      mappings: input.fieldMappings?.mappings,
-      entityType: input.entityType,
-      importSource: input.importSource,
-      activityTypeId: input.activityTypeId,
-      delimiter: input.rows?.delimiter,
-      encoding: input.rows?.encoding,
-    });
+    const source = await run.activitiesFor('inspectSource').inspectSource(inspectSourceInput(input));
     run.sourceInspected(source);
     return source;
   };

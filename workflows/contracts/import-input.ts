@@ -4,6 +4,8 @@
  * same words. The input never carries a secret: anyone with Temporal UI access
  * can read it.
  */
+import type { InspectSourceInput } from './activities.js';
+
 export const ENTITY_TYPES = ['Account', 'Opportunity', 'Person', 'Activity'] as const;
 export type EntityType = (typeof ENTITY_TYPES)[number];
 
@@ -295,4 +297,19 @@ export function rowOptionProblems(rows: unknown, at = 'rows'): string[] {
 export function normaliseImportInput(input: ImportFileInput): ImportFileInput {
   if (!input.fieldMappings) return input;
   return { ...input, fieldMappings: { ...input.fieldMappings, sourceId: String(input.fieldMappings.sourceId) } };
+}
+
+/** What looking at the source needs from an import's input: the same for an import and its dry run. */
+export function inspectSourceInput(input: ImportFileInput): InspectSourceInput {
+  return {
+    tenant: input.tenant,
+    bucket: input.source.bucket,
+    key: input.source.key,
+    mappings: input.fieldMappings?.mappings,
+    entityType: input.entityType,
+    importSource: input.importSource,
+    activityTypeId: input.activityTypeId,
+    delimiter: input.rows?.delimiter,
+    encoding: input.rows?.encoding,
+  };
 }
