@@ -48,7 +48,6 @@ function headerOf(row: SourceRow | undefined): SourceRow {
 class Planner {
   readonly limits: RowLimits;
   readonly cutter: PartCutter;
-  readonly report: RejectsReport;
   rowsRejected = 0;
   lastRow = 1;
   private rowStart: number;
@@ -58,7 +57,6 @@ class Planner {
     const rules = rowRules(header.fields, options.checks);
     this.limits = { rules, maxPartBytes: options.maxPartBytes, headerBytes: Buffer.byteLength(headerLine) };
     this.cutter = new PartCutter(headerLine, options.maxPartBytes);
-    this.report = new RejectsReport(options.rejects, header.fields);
     this.rowStart = header.end;
   }
 
@@ -101,13 +99,14 @@ function checkLimit(name: string, value: number): void {
 
 export async function planRows(source: Readable, options: PlanOptions): Promise<RowPlan> {
   const maxRowBytes = options.maxRowBytes ?? DEFAULT_MAX_ROW_BYTES;
+  const report = new RejectsReport(options.rejects);
   try {
     checkLimit('maxPartBytes', options.maxPartBytes);
     checkLimit('maxRowBytes', maxRowBytes);
   } catch (err) {
     // Nothing will read the source or write the report: release both.
     source.destroy();
-    options.rejects?.destroy(err as Error);
+    report.abort();
     throw err;
   }
   const tap = isCanonicalDialect(options.dialect) ? new OriginalTap() : undefined;
@@ -120,22 +119,23 @@ export async function planRows(source: Readable, options: PlanOptions): Promise<
     for await (const batch of batches) {
       for (const row of batch) {
         if (!planner) {
-          planner = new Planner(headerOf(row), options);
+          const header = headerOf(row);
+          report.setLabels(header.fields);
+          planner = new Planner(header, options);
           continue;
         }
         const refused = planner.take(row);
-        if (refused !== undefined) await planner.report.add(row.row, refused, row.fields);
+        if (refused !== undefined) await report.add(row.row, refused, row.fields);
       }
       options.onProgress?.({ rowsRead: Math.max(0, batch.at(-1)!.row - 1), bytesRead: batch.at(-1)!.end });
     }
     planner ??= new Planner(headerOf(undefined), options);
-    await planner.report.close();
+    await report.close();
     const plan = planner.plan(options, maxRowBytes);
     const sendable = tap && tap.notStrict === undefined && plan.rowsRejected === 0 && tap.bytes <= options.maxPartBytes;
     return sendable ? asOriginal(plan, tap) : plan;
   } catch (err) {
-    if (planner) planner.report.abort(err);
-    else options.rejects?.destroy(err as Error);
+    report.abort();
     throw err;
   } finally {
     await batches.return(undefined);

@@ -13,18 +13,29 @@ import { canonicalLine } from './canonical-csv.js';
 export const REJECTS_LEADING_LABELS = ['Source Row', 'Reason'] as const;
 
 export class RejectsReport {
+  private labels: readonly string[] = [];
   private started = false;
+  /** A write that failed while nothing awaited the sink: raised by the next add or close. */
+  private failed: Error | undefined;
 
-  constructor(
-    private readonly sink: Writable | undefined,
-    private readonly header: readonly string[],
-  ) {}
+  constructor(private readonly sink: Writable | undefined) {
+    // Heard from the start: an 'error' event nobody listens for ends the worker process.
+    sink?.on('error', (err) => {
+      this.failed ??= err;
+    });
+  }
+
+  /** The source's header labels: the report's columns after the leading two. */
+  setLabels(labels: readonly string[]): void {
+    this.labels = labels;
+  }
 
   async add(row: number, reason: string, fields: readonly string[]): Promise<void> {
     if (!this.sink) return;
+    if (this.failed) throw this.failed;
     if (!this.started) {
       this.started = true;
-      await this.write(canonicalLine([...REJECTS_LEADING_LABELS, ...this.header]));
+      await this.write(canonicalLine([...REJECTS_LEADING_LABELS, ...this.labels]));
     }
     await this.write(canonicalLine([String(row), reason, ...fields]));
   }
@@ -32,12 +43,14 @@ export class RejectsReport {
   /** Ends the sink (empty when no row was refused) and waits until it has taken everything. */
   async close(): Promise<void> {
     if (!this.sink) return;
+    if (this.failed) throw this.failed;
     this.sink.end();
     await finished(this.sink);
   }
 
-  abort(err: unknown): void {
-    this.sink?.destroy(err instanceof Error ? err : new Error(String(err)));
+  /** The pass stopped: the sink is let go unfinished (it is never uploaded); the pass's own error is the one raised. */
+  abort(): void {
+    this.sink?.destroy();
   }
 
   private async write(line: string): Promise<void> {

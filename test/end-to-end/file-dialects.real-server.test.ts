@@ -3,20 +3,24 @@
  * real worker, s3rver, the service simulator): a gzip export whose key does
  * not say so, a `;`-delimited Windows-1252 export, a file with rows the
  * service would refuse (skipped or failing the import), a header-only file,
- * and a file already in the service's form. The simulator's record of each
- * accepted body (bytes and sha256) is the witness of what the service got;
- * s3rver holds the rejects report.
+ * a file already in the service's form, a row longer than any buffer of the
+ * reader, and a gzip object whose reads S3 cuts mid-stream. The simulator's
+ * record of each accepted body (bytes and sha256) is the witness of what the
+ * service got; s3rver holds the rejects report. The worker reaches s3rver
+ * through a proxy that can cut a GET (test/activities/s3/s3-proxy.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../worker/cli/main.js';
 import type { ImportFileInput, RowOptions } from '../../workflows/contracts/import-input.js';
 import type { ImportFileResult } from '../../workflows/contracts/import-workflow.js';
 import type { importFile } from '../../workflows/import-file.js';
+import { type S3Proxy, startS3Proxy } from '../activities/s3/s3-proxy.js';
 import { cliContext } from '../support/operator-actions.js';
 import { accountsCsv, type OperatorStack, sha256, startOperatorStack } from '../support/operator-stack.js';
 import { jobsNamed, simRequests } from '../support/sim-inspect.js';
@@ -55,17 +59,59 @@ function rowsWithBadOnes(count: number): { file: string; sent: string[][]; rejec
   return { file: `${lines.join('\n')}\n`, sent, rejectedRows };
 }
 
+const EventType = temporal.api.enums.v1.EventType;
+
+/** The attempt that ran `activityType` last (its started event), and why the one before it failed. */
+function lastAttempt(history: temporal.api.history.v1.IHistory, activityType: string) {
+  const events = history.events ?? [];
+  const scheduled = events.find(
+    (e) =>
+      e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED &&
+      e.activityTaskScheduledEventAttributes?.activityType?.name === activityType,
+  );
+  const started = events.find(
+    (e) =>
+      e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED &&
+      Number(e.activityTaskStartedEventAttributes?.scheduledEventId) === Number(scheduled?.eventId),
+  )?.activityTaskStartedEventAttributes;
+  return { attempt: started?.attempt, lastFailure: started?.lastFailure?.message };
+}
+
+/**
+ * Account rows whose domains are pseudo-random (a fixed seed): gzip shrinks
+ * them about threefold, not thirtyfold, so the compressed object is large.
+ */
+function scatteredAccounts(rows: number): { text: string; rows: number } {
+  let seed = 0x2545f491;
+  const letters = 'abcdefghijklmnopqrstuvwxyz0123456789';
+  const lines = [HEADER];
+  for (let i = 0; i < rows; i++) {
+    let domain = '';
+    for (let c = 0; c < 40; c++) {
+      seed ^= seed << 13;
+      seed ^= seed >>> 17;
+      seed ^= seed << 5;
+      domain += letters[(seed >>> 0) % letters.length];
+    }
+    lines.push(`Company ${i},${domain}.example.com`);
+  }
+  return { text: `${lines.join('\n')}\n`, rows };
+}
+
 describe('files as people have them, on the whole stack', () => {
   let stack: OperatorStack;
+  let s3: S3Proxy;
   const bodiesOf = (jobId: string) => stack.sim.record().bodiesByJob[jobId] ?? [];
 
   beforeAll(async () => {
     stack = await startOperatorStack({ simulator: { processingMs: 500 } });
-    await stack.startWorker();
+    s3 = await startS3Proxy(stack.s3.endpoint);
+    await stack.startWorker({ S3_ENDPOINT: s3.endpoint });
   }, 180_000);
 
   afterAll(async () => {
     await stack?.close();
+    await s3?.close();
   });
 
   async function run(key: string, rows?: RowOptions): Promise<{ workflowId: string; result: ImportFileResult }> {
@@ -230,5 +276,57 @@ describe('files as people have them, on the whole stack', () => {
     expect(bodiesOf(result.jobId)).toEqual([expect.objectContaining({ bytes: file.length, sha256: sha256(file) })]);
     expect(result.rows).toMatchObject({ body: 'original', rejected: 0 });
     expect(result.rows.rejectsReport).toBeUndefined();
+  });
+
+  it('passes a row longer than any buffer of the reader whole, quotes, delimiters and line breaks in it', async () => {
+    // Far longer than a chunk of the S3 read and a batch of the strict reader (64 KiB).
+    const long = `a "quoted" word; then a line\n${'x'.repeat(300_000)}`;
+    const text = `Account Name;Account Domain\nBefore;before.example\n"${long.replaceAll('"', '""')}";long.example\nAfter;after.example\n`;
+    await stack.putObject('exports/long-row.csv', text);
+    const { result } = await run('exports/long-row.csv');
+    const expected = canonical([
+      HEADER.split(','),
+      ['Before', 'before.example'],
+      [long, 'long.example'],
+      ['After', 'after.example'],
+    ]);
+    expect(bodiesOf(result.jobId)).toEqual([
+      expect.objectContaining({ bytes: Buffer.byteLength(expected), sha256: sha256(Buffer.from(expected)) }),
+    ]);
+    expect(result.rows).toMatchObject({ body: 'canonical', read: 3, sent: 3, rejected: 0 });
+  });
+
+  it('a gzip object S3 cuts mid-stream, in the check and in the upload: read again, every row sent once', async () => {
+    const { text, rows } = scatteredAccounts(30_000);
+    const gz = gzipSync(text);
+    // Past what the sockets hold before the reader takes any (a few hundred kB): the upload's PUT is streaming when
+    // its read is cut.
+    const cutAt = Math.floor(gz.length * 0.8);
+    expect(cutAt).toBeGreaterThan(700 * 1024);
+    await stack.putObject('exports/cut-mid-stream', gz);
+    // The check's whole read is cut; so is the upload's, armed as its job is made.
+    s3.cutNextGetAfter(cutAt, 'wholeObject');
+    const stopListening = stack.sim.onRequest((request) => {
+      if (request.endpoint !== 'createJob') return;
+      s3.cutNextGetAfter(cutAt, 'wholeObject');
+      stopListening();
+    });
+    const { workflowId, result } = await run('exports/cut-mid-stream').finally(stopListening);
+
+    const expected = Buffer.from(text.replaceAll('\n', '\r\n'));
+    expect(bodiesOf(result.jobId)).toEqual([
+      expect.objectContaining({ bytes: expected.length, sha256: sha256(expected) }),
+    ]);
+    expect(result.rows).toMatchObject({ body: 'canonical', read: rows, sent: rows, rejected: 0 });
+    // The cut upload's PUT ended short of its length; the next attempt's body was the one accepted.
+    const puts = (await simRequests(stack.sim.baseUrl)).filter((r) => r.path === `/import/v1/job/${result.jobId}/data`);
+    expect(puts.map((p) => p.bodyComplete)).toEqual([false, true]);
+    expect(await jobsNamed(stack.sim.baseUrl, workflowId)).toHaveLength(1);
+    const history = await stack.env.client.workflow.getHandle(workflowId).fetchHistory();
+    expect(lastAttempt(history, 'planRows')).toMatchObject({ attempt: 2, lastFailure: 'aborted' });
+    expect(lastAttempt(history, 'uploadData')).toMatchObject({
+      attempt: 2,
+      lastFailure: expect.stringContaining('failed during the upload (Error: aborted); retried'),
+    });
   });
 });

@@ -24,7 +24,7 @@ import {
   resetWorkflow,
   waitFor,
 } from '../support/operator-actions.js';
-import { type OperatorStack, sha256, startOperatorStack } from '../support/operator-stack.js';
+import { canonicalParts, type OperatorStack, sha256, startOperatorStack } from '../support/operator-stack.js';
 import { acceptedPuts, jobsNamed, simRequests } from '../support/sim-inspect.js';
 
 const MAX_PART_BYTES = 100_000;
@@ -38,28 +38,8 @@ function sourceFile(rows: number, domain = 'example.com'): Buffer {
   return Buffer.from(`${lines.join('\n')}\n`);
 }
 
-/**
- * The bodies the service must receive, cut here by the documented rule: the
- * canonical header, then whole CRLF rows while the part stays within the limit.
- */
-function expectedParts(rows: number): Buffer[] {
-  const header = `${HEADER}\r\n`;
-  const parts: string[][] = [];
-  let part: string[] = [header];
-  let bytes = header.length;
-  for (let i = 0; i < rows; i++) {
-    const line = `Company ${i},company-${i}.example.com\r\n`;
-    if (part.length > 1 && bytes + line.length > MAX_PART_BYTES) {
-      parts.push(part);
-      part = [header];
-      bytes = header.length;
-    }
-    part.push(line);
-    bytes += line.length;
-  }
-  parts.push(part);
-  return parts.map((p) => Buffer.from(p.join('')));
-}
+/** The bodies the service must receive: the canonical header, then whole CRLF rows while the part fits. */
+const expectedParts = (rows: number): Buffer[] => canonicalParts(sourceFile(rows), MAX_PART_BYTES);
 
 type ImportHandle = WorkflowHandle<typeof importFile>;
 const EventType = temporal.api.enums.v1.EventType;

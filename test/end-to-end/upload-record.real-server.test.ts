@@ -9,10 +9,12 @@
  *   accepted, its answer held back, and its worker frozen (to Temporal, dead:
  *   its throttled heartbeats never arrive). The next attempt, on another
  *   worker, finds the job out of `new`: success, not UploadIncomplete.
- * - case 2: a worker frozen (SIGSTOP) mid-body past the heartbeat timeout;
- *   another worker's attempt takes the upload over and sends the file; the
- *   frozen one, thawed, reaches its last bytes: the record refuses them, so
- *   its request ends short. One complete body reaches the service.
+ * - case 2: a worker frozen (SIGSTOP) past the heartbeat timeout, mid-body
+ *   of the second part of a file split into two jobs (the service stops
+ *   reading that PUT after its first MiB); another worker's attempt takes the
+ *   part's upload over and sends it; the frozen one, thawed and read on,
+ *   reaches its last bytes: the record refuses them, so its request ends
+ *   short. One complete body reaches each part's job, every row in one part.
  * - case 4: the connection reset after all but the last bytes, nothing
  *   committed: the import sends the file again by itself and completes.
  *
@@ -24,13 +26,23 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { putsTo, startImport, type WorkerPool, workerPool } from '../support/killable-worker.js';
 import { activityWorkers, waitFor } from '../support/operator-actions.js';
-import { accountsCsv, type OperatorStack, sha256, startOperatorStack } from '../support/operator-stack.js';
+import {
+  accountsCsv,
+  canonicalParts,
+  type OperatorStack,
+  sha256,
+  startOperatorStack,
+} from '../support/operator-stack.js';
 import { jobsNamed } from '../support/sim-inspect.js';
 
 const MiB = 1024 * 1024;
 const acceptedLostFile = accountsCsv(MiB);
-// Far more than the kernel's socket buffers can hold, so a frozen worker's body cannot finish from them.
-const frozenFile = accountsCsv(32 * MiB);
+/** Above the other files here, which each go as one job, byte for byte. */
+const MAX_PART_BYTES = 4.5 * MiB;
+// Two parts; the second (about 4 MiB) far more than the kernel's socket buffers hold past the service's
+// first MiB, so a frozen worker's body cannot finish from them.
+const frozenFile = accountsCsv(8 * MiB);
+const frozenParts = canonicalParts(frozenFile, MAX_PART_BYTES);
 const resetFile = accountsCsv(MiB);
 
 describe('uploads through the job record (lenient service)', () => {
@@ -45,7 +57,7 @@ describe('uploads through the job record (lenient service)', () => {
         chaos: { seed: 19, rates: { throttleUpload: 1 }, throttleBytesPerSec: 4 * MiB },
       },
       // The simulator commits and lists at once: the record's lease and the service's lag can be short.
-      workerEnv: { IMPORT_RECORD_LEASE: '3s', IMPORT_RECORD_LAG: '1s' },
+      workerEnv: { IMPORT_RECORD_LEASE: '3s', IMPORT_RECORD_LAG: '1s', IMPORT_MAX_PART_BYTES: String(MAX_PART_BYTES) },
       heartbeatTimeouts: 'short',
     });
     workers = workerPool(stack);
@@ -75,16 +87,22 @@ describe('uploads through the job record (lenient service)', () => {
     stack.sim.delayNext('submitData', 10 * 60_000);
     await waitFor(() => (bodiesOf(lostJob.id).length === 1 ? true : undefined), 20);
 
-    // Case 2: another import's PUT is mid-body when its worker freezes.
-    const frozen = await start('frozen.csv');
-    const frozenJob = await waitFor(async () => {
-      const [job] = await jobsNamed(stack.sim.baseUrl, frozen.workflowId);
-      return job && (await putsTo(stack, job.id)).length === 1 ? job : undefined;
+    // Case 2: another import's second part is mid-body when its worker freezes (the service holds it after 1 MiB).
+    expect(frozenParts).toHaveLength(2);
+    let creates = 0;
+    const stopListening = stack.sim.onRequest((request) => {
+      if (request.endpoint !== 'createJob' || ++creates < 2) return;
+      stack.sim.holdUploadAfter(MiB);
+      stopListening();
     });
-    // A few MiB into the body (read at 4 MiB/s).
-    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const frozen = await start('frozen.csv');
+    const [part1Job, frozenJob] = await waitFor(async () => {
+      const jobs = await jobsNamed(stack.sim.baseUrl, frozen.workflowId);
+      return jobs.length === 2 && (await putsTo(stack, jobs[1]!.id)).length === 1 ? jobs : undefined;
+    });
     first.freeze();
-    expect(stack.sim.job(frozenJob.id)?.state).toBe('new');
+    expect(stack.sim.job(part1Job!.id)?.state).not.toBe('new');
+    expect(stack.sim.job(frozenJob!.id)?.state).toBe('new');
     expect(stack.sim.job(lostJob.id)?.state).not.toBe('new');
 
     const second = await workers.start();
@@ -97,18 +115,29 @@ describe('uploads through the job record (lenient service)', () => {
     expect((await putsTo(stack, lostJob.id)).length).toBe(2);
     expect(activityWorkers(await acceptedLost.fetchHistory(), 'uploadData')).toEqual([second.identity]);
 
-    // Case 2: the second worker sent the file; thawed, the frozen one must not complete its own body.
-    expect(frozenResult).toMatchObject({ jobId: frozenJob.id, state: 'completed', uploadSkipped: false });
+    // Case 2: the second worker sent part 2; thawed and read on, the frozen one must not complete its own body.
+    expect(frozenResult).toMatchObject({ jobId: part1Job!.id, state: 'completed' });
+    expect(frozenResult.parts?.map((p) => [p.jobId, p.uploadSkipped])).toEqual([
+      [part1Job!.id, false],
+      [frozenJob!.id, false],
+    ]);
     first.thaw();
+    stack.sim.releaseHeldUploads();
     // Its PUT ends (short) once it meets the fence, after its S3 read and the throttle, or is cut by its cancel.
     const [frozenPut] = await waitFor(async () => {
-      const puts = await putsTo(stack, frozenJob.id);
+      const puts = await putsTo(stack, frozenJob!.id);
       return puts[0]?.bodyComplete === undefined ? undefined : puts;
     });
     expect(frozenPut).toMatchObject({ bodyComplete: false });
-    expect(bodiesOf(frozenJob.id)).toHaveLength(1);
-    expect(stack.sim.job(frozenJob.id)?.sha256).toBe(sha256(frozenFile));
-    expect(activityWorkers(await frozen.fetchHistory(), 'uploadData')).toEqual([second.identity]);
+    for (const [i, job] of [part1Job!, frozenJob!].entries()) {
+      expect(bodiesOf(job.id)).toEqual([
+        expect.objectContaining({ bytes: frozenParts[i]!.length, sha256: sha256(frozenParts[i]!) }),
+      ]);
+    }
+    const rows = frozenFile.toString().split('\n').length - 2;
+    expect(frozenResult.rows).toMatchObject({ read: rows, sent: rows, parts: 2 });
+    expect(await jobsNamed(stack.sim.baseUrl, frozen.workflowId)).toHaveLength(2);
+    expect(activityWorkers(await frozen.fetchHistory(), 'uploadData')).toEqual([first.identity, second.identity]);
   }, 300_000);
 
   it('case 4: a reset after all but the last bytes, nothing committed: sent again by itself, completed', async () => {

@@ -1,12 +1,13 @@
 /**
  * A worker process killed with SIGKILL in the middle of an import, on a real
- * Temporal dev server, with three imports in flight: one mid-upload (the
- * simulator holds the PUT open after its first MiB), one whose last byte went
+ * Temporal dev server, with three imports in flight: one mid-upload of the
+ * second part of a file split into two jobs (part 1 completed; the simulator
+ * holds part 2's PUT open after its first 512 KiB), one whose last byte went
  * out but whose answer has not come (the service took the file and answers
  * late), one mid-poll (the simulator holds its job processing until the
- * kill). Another worker process finishes all three: the same job each, the
- * file byte-exact (the simulator's sha256), no second job and no second
- * accepted upload.
+ * kill). Another worker process finishes all three: the same job each (each
+ * part), the body byte-exact (the simulator's sha256), no second job and no
+ * second accepted upload; every row of the split file in exactly one part.
  *
  * Temporal notices a dead worker only when the activity's heartbeat timeout
  * passes: the workers run a bundle with short heartbeat timeouts
@@ -16,11 +17,21 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { putsTo, startImport, type WorkerPool, workerPool } from '../support/killable-worker.js';
 import { activityWorkers, waitFor } from '../support/operator-actions.js';
-import { accountsCsv, type OperatorStack, sha256, startOperatorStack } from '../support/operator-stack.js';
+import {
+  accountsCsv,
+  canonicalParts,
+  type OperatorStack,
+  sha256,
+  startOperatorStack,
+} from '../support/operator-stack.js';
 import { acceptedPuts, jobsNamed, simRequests } from '../support/sim-inspect.js';
 
 const MiB = 1024 * 1024;
+/** Above the poll and late files, which each go as one job, byte for byte. */
+const MAX_PART_BYTES = 2.1 * MiB;
+// Two parts of about 2 MiB: part 2 is still mid-body when the service stops reading it after 512 KiB.
 const uploadFile = accountsCsv(4 * MiB);
+const uploadParts = canonicalParts(uploadFile, MAX_PART_BYTES);
 const pollFile = accountsCsv(MiB / 2);
 const lateFile = accountsCsv(MiB);
 
@@ -33,7 +44,11 @@ describe('a worker process killed mid-import', () => {
     // 1 s): an upload's takeover waits them.
     stack = await startOperatorStack({
       simulator: { processingMs: 2_000 },
-      workerEnv: { IMPORT_RECORD_LEASE: '3s', IMPORT_RECORD_LAG: '1s' },
+      workerEnv: {
+        IMPORT_RECORD_LEASE: '3s',
+        IMPORT_RECORD_LAG: '1s',
+        IMPORT_MAX_PART_BYTES: String(Math.floor(MAX_PART_BYTES)),
+      },
       heartbeatTimeouts: 'short',
     });
     workers = workerPool(stack);
@@ -50,6 +65,7 @@ describe('a worker process killed mid-import', () => {
   const start = (key: string) => startImport(stack, key, 'killed-worker');
 
   it('another worker process finishes the uploads and the poll: the same job each, byte-exact, accepted once', async () => {
+    expect(uploadParts).toHaveLength(2);
     const first = await workers.start();
 
     // Mid-poll: the job took the data and is processing (held so until the kill); the worker has polled it.
@@ -73,12 +89,17 @@ describe('a worker process killed mid-import', () => {
       return swept ? true : undefined;
     });
 
-    // Mid-upload: the service stops reading the PUT after its first MiB, so the upload stays open.
-    stack.sim.stallUploadAfter(MiB);
+    // Mid-upload of part 2 (part 1 completed): the service stops reading its PUT after 512 KiB, so it stays open.
+    let creates = 0;
+    const stopListening = stack.sim.onRequest((request) => {
+      if (request.endpoint !== 'createJob' || ++creates < 2) return;
+      stack.sim.stallUploadAfter(MiB / 2);
+      stopListening();
+    });
     const uploading = await start('upload.csv');
-    const uploadJob = await waitFor(async () => {
-      const [job] = await jobsNamed(stack.sim.baseUrl, uploading.workflowId);
-      return job && (await putsTo(stack, job.id)).length === 1 ? job : undefined;
+    const [part1Job, uploadJob] = await waitFor(async () => {
+      const jobs = await jobsNamed(stack.sim.baseUrl, uploading.workflowId);
+      return jobs.length === 2 && (await putsTo(stack, jobs[1]!.id)).length === 1 ? jobs : undefined;
     });
 
     // After the last byte: the service took the file and holds its answer back.
@@ -91,7 +112,8 @@ describe('a worker process killed mid-import', () => {
 
     await first.kill();
     expect(stack.sim.job(pollJob!.id)?.state).toBe('processing');
-    expect(stack.sim.job(uploadJob.id)?.state).toBe('new');
+    expect(stack.sim.job(part1Job!.id)?.state).toBe('completed');
+    expect(stack.sim.job(uploadJob!.id)?.state).toBe('new');
     expect((await putsTo(stack, lateJob.id)).map((r) => r.status)).toEqual([0]);
     // The held job ends as usual from here (every other fault was already drawn by its request).
     stack.sim.clearFaults();
@@ -99,15 +121,27 @@ describe('a worker process killed mid-import', () => {
 
     const [uploaded, late, polled] = await Promise.all([uploading.result(), answeredLate.result(), polling.result()]);
 
-    expect(uploaded).toMatchObject({ jobId: uploadJob.id, state: 'completed', bytes: uploadFile.length });
-    expect(await jobsNamed(stack.sim.baseUrl, uploading.workflowId)).toEqual([
-      expect.objectContaining({ id: uploadJob.id, state: 'completed', uploads: 1, bytesReceived: uploadFile.length }),
-    ]);
-    expect(stack.sim.job(uploadJob.id)?.sha256).toBe(sha256(uploadFile));
-    expect(await acceptedPuts(stack.sim.baseUrl, uploadJob.id)).toHaveLength(1);
-    // The killed worker's PUT, never answered, then the second worker's whole file.
-    expect((await putsTo(stack, uploadJob.id)).map((r) => r.status)).toEqual([0, 200]);
-    expect(activityWorkers(await uploading.fetchHistory(), 'uploadData')).toEqual([second.identity]);
+    const uploadRows = uploadFile.toString().split('\n').length - 2;
+    expect(uploaded).toMatchObject({
+      jobId: part1Job!.id,
+      state: 'completed',
+      bytes: uploadParts[0]!.length + uploadParts[1]!.length,
+      rows: { read: uploadRows, sent: uploadRows, parts: 2 },
+    });
+    expect(uploaded.parts?.map((p) => p.jobId)).toEqual([part1Job!.id, uploadJob!.id]);
+    expect(await jobsNamed(stack.sim.baseUrl, uploading.workflowId)).toEqual(
+      [part1Job!, uploadJob!].map((job, i) =>
+        expect.objectContaining({ id: job.id, state: 'completed', uploads: 1, bytesReceived: uploadParts[i]!.length }),
+      ),
+    );
+    for (const [i, job] of [part1Job!, uploadJob!].entries()) {
+      expect(stack.sim.job(job.id)?.sha256).toBe(sha256(uploadParts[i]!));
+      expect(await acceptedPuts(stack.sim.baseUrl, job.id)).toHaveLength(1);
+    }
+    // Part 1's one PUT; part 2's: the killed worker's, never answered, then the second worker's whole part.
+    expect((await putsTo(stack, part1Job!.id)).map((r) => r.status)).toEqual([200]);
+    expect((await putsTo(stack, uploadJob!.id)).map((r) => r.status)).toEqual([0, 200]);
+    expect(activityWorkers(await uploading.fetchHistory(), 'uploadData')).toEqual([first.identity, second.identity]);
 
     expect(late).toMatchObject({ jobId: lateJob.id, state: 'completed', bytes: lateFile.length, uploadSkipped: true });
     expect(await jobsNamed(stack.sim.baseUrl, answeredLate.workflowId)).toEqual([

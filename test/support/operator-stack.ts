@@ -7,7 +7,7 @@ import type { SimulatorOptions } from '../simulator/server.js';
 import { type FullStack, startFullStack } from './full-stack.js';
 import type { HeartbeatTimeouts } from './workflow-bundle.js';
 
-export { accountsCsv, sha256 } from './accounts-csv.js';
+export { accountsCsv, canonicalParts, sha256 } from './accounts-csv.js';
 
 export const STACK_BUCKET = 'operator-drops';
 

@@ -217,6 +217,32 @@ describe('importAllowance by recent spend', () => {
   });
 });
 
+describe('importAllowance of files split into several jobs', () => {
+  const now = Date.parse('2026-11-22T12:00:00.000Z');
+  const fresh: BudgetUsage = {
+    createJob: window(0, 1200),
+    submitData: window(0, 1200),
+    jobStatus: window(0, 3600),
+    listJobs: window(0, 3600),
+  };
+
+  it('counts each part a finished child reported: one creation and one upload per part', () => {
+    // A child whose file went as 3 jobs reports 3 creations and 3 uploads in its result.
+    const split = spendOfResult({ jobId: '1', apiCalls: { createJob: 3, submitData: 3, jobStatus: 3 } })!;
+    const usage: BudgetUsage = { ...fresh, createJob: window(1170, 1200), submitData: window(1170, 1200) };
+    expect(callsPerImport([split])).toMatchObject({ createJob: 3, submitData: 3 });
+    expect(importAllowance(usage, 0, now, callsPerImport([split])).allowed).toBe(10);
+    // Each running child is held to a split child's cost too.
+    expect(importAllowance(usage, 4, now, callsPerImport([split])).allowed).toBe(6);
+  });
+
+  it('before any child finished, admits at most 60 on a fresh day: the estimate bounds what parts can cost', () => {
+    // Parts are not known up front; the estimate's 60 status reads bind first, so 60 children of up to 20 parts
+    // each fit in the 1,200 creations, and past that the ledger holds a child's next part until the reset.
+    expect(importAllowance(fresh, 0, now, callsPerImport([])).allowed).toBe(60);
+  });
+});
+
 describe('importAllowance after a short block', () => {
   const now = Date.parse('2026-11-22T12:00:00.000Z');
   const blocked = (until: string) => ({ ...window(100, 1200), exhaustedUntil: until });

@@ -1,6 +1,17 @@
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { detectDialect, partBody, planVerdict, type RowChecks, RowStageError } from '../../../activities/rows/index.js';
+import {
+  detectDialect,
+  partBody,
+  planRows,
+  planVerdict,
+  type RowChecks,
+  RowStageError,
+} from '../../../activities/rows/index.js';
 import { bytesOf, planFile, type SourceFile, SourceFiles } from './source-files.js';
 
 const ACCOUNTS: RowChecks = { entityType: 'Account' };
@@ -262,6 +273,34 @@ describe('a gzip object cut short', () => {
     const cut = await files.write(whole.subarray(0, whole.length - 100), 1024);
     const received = bytesOf(partBody(plan, 1, cut.open));
     await expect(received).rejects.toMatchObject({ code: 'CorruptCompression' });
+  });
+});
+
+describe('a pass that fails', () => {
+  it('lets its rejects file go without an error event nobody hears, which would end the worker process', async () => {
+    const whole = gzipSync(`Account Name,Account Domain\n${'Acme,acme.com\n'.repeat(20_000)}`);
+    const file = await files.write(whole.subarray(0, whole.length - 100), 1024);
+    const dir = await mkdtemp(join(tmpdir(), 'rejects-'));
+    // The sink the planRows activity passes: a file, which nothing reads.
+    const sink = createWriteStream(join(dir, 'rejects.csv'));
+    const unheard: unknown[] = [];
+    const hear = (err: unknown) => unheard.push(err);
+    process.on('uncaughtException', hear);
+    try {
+      const pass = planRows(await file.open(0), {
+        dialect: detectDialect(whole.subarray(0, 1024)),
+        checks: ACCOUNTS,
+        maxPartBytes: BIG,
+        rejects: sink,
+      });
+      await expect(pass).rejects.toMatchObject({ code: 'CorruptCompression' });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(sink.destroyed).toBe(true);
+    } finally {
+      process.off('uncaughtException', hear);
+      await rm(dir, { recursive: true, force: true });
+    }
+    expect(unheard).toEqual([]);
   });
 });
 

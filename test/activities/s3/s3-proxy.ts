@@ -3,7 +3,8 @@
  * does not show, each switchable per request: an S3 that ignores Range (it
  * answers 200 with the whole object), one that ignores If-Match and sends no
  * ETag (it answers with whatever the key holds now), a GET cut off after K
- * body bytes, and a GET refused with 403 AccessDenied. It counts the body bytes it delivered,
+ * body bytes (any GET, or the next one for the whole object: a reader's, not
+ * a ranged sample's), and a GET refused with 403 AccessDenied. It counts the body bytes it delivered,
  * so a test can tell how much of an object a reader pulled.
  *
  * Range is part of the SDK's signature, so a ranged GET cannot be forwarded
@@ -21,8 +22,11 @@ export interface S3Proxy {
   ignoreRange: boolean;
   /** While true, every GET ignores If-Match and its answer carries no ETag. */
   ignoreIfMatch: boolean;
-  /** The next GET's body is cut (the socket destroyed) after this many bytes. */
-  cutNextGetAfter(bytes: number): void;
+  /**
+   * The next GET's body is cut (the socket destroyed) after this many bytes;
+   * with `wholeObject`, the next GET without a Range (a ranged sample passes).
+   */
+  cutNextGetAfter(bytes: number, which?: 'any' | 'wholeObject'): void;
   /** The next GET is refused with 403 AccessDenied. */
   refuseNextGet(): void;
   /** Body bytes of GET answers written to clients so far. */
@@ -34,12 +38,18 @@ export async function startS3Proxy(upstream: string): Promise<S3Proxy> {
   const target = new URL(upstream);
   const client = s3ClientFor(upstream);
   let delivered = 0;
-  let cutAfter: number | undefined;
+  let cut: { afterBytes: number; which: 'any' | 'wholeObject' } | undefined;
   let refuse = false;
 
-  function deliver(res: ServerResponse, body: Readable): void {
-    const limit = cutAfter;
-    cutAfter = undefined;
+  /** The cut this GET takes, if one is armed for it. */
+  function takeCut(req: IncomingMessage): number | undefined {
+    if (!cut || (cut.which === 'wholeObject' && req.headers.range !== undefined)) return undefined;
+    const { afterBytes } = cut;
+    cut = undefined;
+    return afterBytes;
+  }
+
+  function deliver(res: ServerResponse, body: Readable, limit: number | undefined): void {
     let sent = 0;
     body.on('data', (chunk: Buffer) => {
       if (limit !== undefined && sent + chunk.length > limit) {
@@ -76,7 +86,7 @@ export async function startS3Proxy(upstream: string): Promise<S3Proxy> {
       'last-modified': (out.LastModified ?? new Date()).toUTCString(),
       'accept-ranges': 'bytes',
     });
-    deliver(res, out.Body as Readable);
+    deliver(res, out.Body as Readable, takeCut(req));
   }
 
   /** The key's current bytes (the range asked for, if any), without the pin or an ETag. */
@@ -96,7 +106,7 @@ export async function startS3Proxy(upstream: string): Promise<S3Proxy> {
       ...(out.ContentRange ? { 'content-range': out.ContentRange } : {}),
       'accept-ranges': 'bytes',
     });
-    deliver(res, out.Body as Readable);
+    deliver(res, out.Body as Readable, takeCut(req));
   }
 
   function forward(req: IncomingMessage, res: ServerResponse): void {
@@ -104,7 +114,7 @@ export async function startS3Proxy(upstream: string): Promise<S3Proxy> {
       { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
       (upstreamRes) => {
         res.writeHead(upstreamRes.statusCode ?? 502, upstreamRes.headers);
-        if (req.method === 'GET') deliver(res, upstreamRes);
+        if (req.method === 'GET') deliver(res, upstreamRes, takeCut(req));
         else upstreamRes.pipe(res);
       },
     );
@@ -144,8 +154,8 @@ export async function startS3Proxy(upstream: string): Promise<S3Proxy> {
     endpoint: `http://127.0.0.1:${port}`,
     ignoreRange: false,
     ignoreIfMatch: false,
-    cutNextGetAfter: (bytes) => {
-      cutAfter = bytes;
+    cutNextGetAfter: (bytes, which = 'any') => {
+      cut = { afterBytes: bytes, which };
     },
     refuseNextGet: () => {
       refuse = true;
