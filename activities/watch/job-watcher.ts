@@ -63,6 +63,11 @@ import { LocalSweepBoard, type SweepBoard } from './sweep-board.js';
 const SWEEPS_MISSED_TO_LEAVE = 2;
 const ONE_PAGE_MISSES_TO_LEAVE = 1;
 
+/** The board is read again at most this often in service time while another process sweeps... */
+const MIN_BOARD_READ_SERVICE_MS = 500;
+/** ...and at most this often in real time, however compressed the service time. */
+const MIN_BOARD_READ_REAL_MS = 5;
+
 export interface JobWatcherSettings {
   /** The fastest sweep, when the budget allows it. */
   minSweepMs: number;
@@ -258,7 +263,7 @@ export class JobWatcher {
 
   /** How soon to read the board again while another process sweeps. */
   private readAgainMs(): number {
-    return Math.max(500, this.settings.minSweepMs / 10);
+    return boardReadAgainMs(this.settings);
   }
 
   /** The board, or undefined when it cannot be read (this process then sweeps for itself). */
@@ -439,6 +444,20 @@ export class JobWatcher {
     for (const waiter of this.waiters) waiter.resolve({ kind: 'fallback', reason });
     this.waiters.clear();
   }
+}
+
+/**
+ * How soon a process that did not make the newest sweep reads the board again
+ * (and how long it leaves a due round to the newest sweep's maker): a tenth
+ * of the sweep interval, at least half a second of service time, so that a
+ * compressed run (tests, the budget benchmark) hands over as soon as
+ * production does. The few real milliseconds below that keep a very
+ * compressed fleet from reading the board without pause.
+ */
+function boardReadAgainMs(settings: Pick<JobWatcherSettings, 'minSweepMs' | 'compression'>): number {
+  // minSweepMs is real time already (the compressed schedule's last delay).
+  const tenth = settings.minSweepMs / 10;
+  return Math.max(MIN_BOARD_READ_REAL_MS, MIN_BOARD_READ_SERVICE_MS / settings.compression, tenth);
 }
 
 /** A wait that does not keep the process alive on its own. */
