@@ -34,7 +34,11 @@
  * job may be listed late, and a fast job may end before any sweep lists it).
  * For a job a sweep listed before, one such sweep is enough when its first
  * answer held every job it saw on a short page: no page was left to skip the
- * job from. A sweep cut short (budget, error) tells nobody anything. Every waiter falls back to per-job polls when the
+ * job from. On more pages one miss is enough too while the status reads have
+ * one to spare (pace.ts statusReadsToSpare) for each job so told: its import
+ * reads the job then, and a job that was only skipped between pages costs
+ * one read and is watched again, told after two misses from then on. A sweep
+ * cut short (budget, error) tells nobody anything. Every waiter falls back to per-job polls when the
  * list fails sweep after sweep, and every later one too once the service
  * shows rows in other states under the `processing` filter (it does not
  * honour the filter), and while the list calls left in the window are all
@@ -49,7 +53,7 @@ import type { BudgetGate } from '../budget/gate.js';
 import { knownJobState } from '../job-state.js';
 import type { CallOptions, ImportJobList, ListJobsQuery } from '../service/types.js';
 import { ServiceCalls } from '../service-calls.js';
-import { DEFAULT_RESERVE, paceFromUsage, type ReserveSettings, readReserve } from './pace.js';
+import { DEFAULT_RESERVE, paceFromUsage, type ReserveSettings, readReserve, statusReadsToSpare } from './pace.js';
 import { LocalSweepBoard, type SweepBoard } from './sweep-board.js';
 
 /**
@@ -58,10 +62,10 @@ import { LocalSweepBoard, type SweepBoard } from './sweep-board.js';
  * ending meanwhile shift the later pages) can skip a job in one sweep, and a
  * skipped job would cost a confirming read for nothing. A sweep whose first
  * answer held every job it saw, on a page short of `perPage`, had no later
- * page to skip one from: a single miss in it is enough for a job listed before.
+ * page to skip one from: a single miss in it is enough for a job listed
+ * before; so is one in any sweep while a confirming read can be spared.
  */
 const SWEEPS_MISSED_TO_LEAVE = 2;
-const ONE_PAGE_MISSES_TO_LEAVE = 1;
 
 /** The board is read again at most this often in service time while another process sweeps... */
 const MIN_BOARD_READ_SERVICE_MS = 500;
@@ -110,6 +114,15 @@ export interface JobWatcherDeps {
   now?: () => number;
 }
 
+export interface WatchOptions {
+  /**
+   * Tell the job's end at the first sweep that misses it, when a confirming
+   * status read can be spared (true by default). A wait whose read after such
+   * a word found the job still running asks for two misses instead.
+   */
+  confirmAtFirstMiss?: boolean;
+}
+
 /** `left`: no longer listed (`seen`: some sweep listed it before). `fallback`: poll the job instead. */
 export type WatchOutcome = { kind: 'left'; seen: boolean } | { kind: 'fallback'; reason: string };
 
@@ -129,6 +142,8 @@ interface Waiter {
   listedAtMs?: number;
   /** Complete sweeps in a row that did not list it (counting as above). */
   missed: number;
+  /** Whether a first miss may tell it, when a status read can be spared (see WatchOptions). */
+  confirmAtFirstMiss: boolean;
   resolve(outcome: WatchOutcome): void;
 }
 
@@ -192,14 +207,15 @@ export class JobWatcher {
     return this.waiters.size + this.polling;
   }
 
-  watch(jobId: string): Watch {
+  watch(jobId: string, options: WatchOptions = {}): Watch {
     if (this.givenUp) {
       const outcome = Promise.resolve<WatchOutcome>({ kind: 'fallback', reason: this.givenUp });
       return { outcome, cancel: () => undefined, lastListedAtMs: () => undefined };
     }
     let waiter!: Waiter;
     const outcome = new Promise<WatchOutcome>((resolve) => {
-      waiter = { jobId, sinceMs: this.now(), seen: false, missed: 0, resolve };
+      const confirmAtFirstMiss = options.confirmAtFirstMiss ?? true;
+      waiter = { jobId, sinceMs: this.now(), seen: false, missed: 0, confirmAtFirstMiss, resolve };
     });
     this.waiters.add(waiter);
     this.start();
@@ -232,7 +248,7 @@ export class JobWatcher {
   private async loop(): Promise<void> {
     while (this.waiters.size > 0 && !this.givenUp) {
       const view = await this.readBoard();
-      if (view) this.tellPublished(view);
+      if (view) await this.tellPublished(view);
       const waitMs = await this.nextSweepInMs();
       // Nobody left to tell (every waiter released to polls): a later watch starts the loop again.
       if (this.waiters.size === 0 || this.givenUp) return;
@@ -276,13 +292,13 @@ export class JobWatcher {
   }
 
   /** Sweeps published since the last read, oldest first, told to this process's waiters. */
-  private tellPublished(view: SweepBoardView): void {
+  private async tellPublished(view: SweepBoardView): Promise<void> {
     for (const sweep of view.sweeps) {
       if (sweep.seq <= this.readSeq) continue;
       this.readSeq = sweep.seq;
       this.lastSweepCalls = sweep.calls;
       this.stats.sweepsRead += 1;
-      this.tell(
+      await this.tell(
         Date.parse(sweep.startedAt),
         sweep.listed ? new Set(sweep.listed) : 'unfiltered',
         sweep.onePage === true,
@@ -349,7 +365,7 @@ export class JobWatcher {
     }
     this.stats.sweeps += 1;
     await this.publish(startedMs, listed);
-    this.tell(startedMs, listed, this.lastSweepOnePage);
+    await this.tell(startedMs, listed, this.lastSweepOnePage);
   }
 
   /** Shares the sweep with the tenant's other processes; a board that cannot take it costs them their own sweep. */
@@ -369,7 +385,7 @@ export class JobWatcher {
   }
 
   /** One complete sweep that began at `startedMs`, told to the waiters. */
-  private tell(startedMs: number, listed: Set<string> | 'unfiltered', onePage: boolean): void {
+  private async tell(startedMs: number, listed: Set<string> | 'unfiltered', onePage: boolean): Promise<void> {
     if (this.newestSweepMs === undefined || startedMs > this.newestSweepMs) this.newestSweepMs = startedMs;
     this.stats.lastSweepAt = new Date(this.newestSweepMs).toISOString();
     if (listed === 'unfiltered') {
@@ -378,18 +394,36 @@ export class JobWatcher {
       this.release(this.givenUp);
       return;
     }
+    const spare = onePage ? { reads: 0 } : await this.confirmsToSpare(listed);
     for (const waiter of [...this.waiters]) {
       if (listed.has(waiter.jobId)) {
         waiter.seen = true;
         waiter.listedAtMs = startedMs;
         waiter.missed = 0;
       } else if (waiter.seen || startedMs - waiter.sinceMs >= this.settings.listLateGraceMs) {
-        // A job never listed may be listed late, whatever the page: two misses for it.
-        const misses = onePage && waiter.seen ? ONE_PAGE_MISSES_TO_LEAVE : SWEEPS_MISSED_TO_LEAVE;
-        if (++waiter.missed < misses) continue;
+        waiter.missed += 1;
+        if (waiter.missed < SWEEPS_MISSED_TO_LEAVE && !leavesAtFirstMiss(waiter, onePage, spare)) continue;
         this.waiters.delete(waiter);
         waiter.resolve({ kind: 'left', seen: waiter.seen });
       }
+    }
+  }
+
+  /**
+   * Status reads to spare for jobs told at a first miss in a sweep of many
+   * pages; the ledger is asked only when some waiter would take one, and
+   * none are spared when it cannot answer.
+   */
+  private async confirmsToSpare(listed: Set<string>): Promise<{ reads: number }> {
+    const wanted = [...this.waiters].some(
+      (w) => w.seen && w.missed === 0 && w.confirmAtFirstMiss && !listed.has(w.jobId),
+    );
+    if (!wanted) return { reads: 0 };
+    try {
+      const usage = await this.deps.budget.usage();
+      return { reads: statusReadsToSpare(usage, this.waiting, this.now(), this.settings.reserve) };
+    } catch {
+      return { reads: 0 };
     }
   }
 
@@ -458,6 +492,20 @@ function boardReadAgainMs(settings: Pick<JobWatcherSettings, 'minSweepMs' | 'com
   // minSweepMs is real time already (the compressed schedule's last delay).
   const tenth = settings.minSweepMs / 10;
   return Math.max(MIN_BOARD_READ_REAL_MS, MIN_BOARD_READ_SERVICE_MS / settings.compression, tenth);
+}
+
+/**
+ * Whether one miss tells a listed job's end: always when the sweep fit on
+ * one short page (no page to skip it from); on more pages when its wait
+ * allows it and a confirming read can be spared (taken from `spare`). A job
+ * never listed may be listed late, whatever the page: two misses for it.
+ */
+function leavesAtFirstMiss(waiter: Waiter, onePage: boolean, spare: { reads: number }): boolean {
+  if (!waiter.seen) return false;
+  if (onePage) return true;
+  if (!waiter.confirmAtFirstMiss || spare.reads < 1) return false;
+  spare.reads -= 1;
+  return true;
 }
 
 /** A wait that does not keep the process alive on its own. */
