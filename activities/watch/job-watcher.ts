@@ -67,6 +67,8 @@ import { LocalSweepBoard, type SweepBoard } from './sweep-board.js';
  */
 const SWEEPS_MISSED_TO_LEAVE = 2;
 
+/** A due round is left to the newest sweep's maker at least this long (real time) before another claims it. */
+const MIN_HANDOVER_GRACE_MS = 500;
 /** The board is read again at most this often in service time while another process sweeps... */
 const MIN_BOARD_READ_SERVICE_MS = 500;
 /** ...and at most this often in real time, however compressed the service time. */
@@ -252,10 +254,13 @@ export class JobWatcher {
       const waitMs = await this.nextSweepInMs();
       // Nobody left to tell (every waiter released to polls): a later watch starts the loop again.
       if (this.waiters.size === 0 || this.givenUp) return;
-      const dueMs = (this.newestSweepMs ?? Number.NEGATIVE_INFINITY) + waitMs + this.handoverGraceMs(view);
-      if (dueMs > this.now()) {
-        this.nextSweepAtMs = dueMs;
-        await pause(dueMs - this.now());
+      const dueMs = (this.newestSweepMs ?? Number.NEGATIVE_INFINITY) + waitMs;
+      const claimAtMs = dueMs + this.handoverGraceMs(view);
+      if (claimAtMs > this.now()) {
+        // Until it may claim the round, a process reads the board for the sweep another one makes.
+        const readAtMs = Math.max(dueMs, this.now()) + this.readAgainMs();
+        this.nextSweepAtMs = Math.min(claimAtMs, readAtMs);
+        await pause(this.nextSweepAtMs - this.now());
         continue;
       }
       if (view && !(await this.claimRound(view))) {
@@ -270,11 +275,15 @@ export class JobWatcher {
   /**
    * The process that made the newest sweep makes the next one when it is due
    * (its list calls come from the allowance it holds, with no ledger Update);
-   * the others claim the round only this much later, when it is gone or slow.
+   * the others claim the round only this much later, when it is gone or slow:
+   * a tenth of the interval, and at least half a second of real time, as its
+   * claim is an Update, slower on a loaded server whatever the compression.
+   * Meanwhile they read the board, sooner (boardReadAgainMs).
    */
   private handoverGraceMs(view: SweepBoardView | undefined): number {
     const newest = view?.sweeps.at(-1)?.holder;
-    return newest === undefined || newest === this.holder ? 0 : this.readAgainMs();
+    if (newest === undefined || newest === this.holder) return 0;
+    return Math.max(MIN_HANDOVER_GRACE_MS, this.settings.minSweepMs / 10);
   }
 
   /** How soon to read the board again while another process sweeps. */
@@ -481,12 +490,12 @@ export class JobWatcher {
 }
 
 /**
- * How soon a process that did not make the newest sweep reads the board again
- * (and how long it leaves a due round to the newest sweep's maker): a tenth
- * of the sweep interval, at least half a second of service time, so that a
- * compressed run (tests, the budget benchmark) hands over as soon as
- * production does. The few real milliseconds below that keep a very
- * compressed fleet from reading the board without pause.
+ * How soon a process that did not make the newest sweep reads the board for
+ * it, after it is due and again while its maker sweeps: a tenth of the sweep
+ * interval, at least half a second of service time, so that in a compressed
+ * run (tests, the budget benchmark) the other processes learn of a sweep as
+ * soon after it as in production. The few real milliseconds below that keep
+ * a very compressed fleet from reading the board without pause.
  */
 function boardReadAgainMs(settings: Pick<JobWatcherSettings, 'minSweepMs' | 'compression'>): number {
   // minSweepMs is real time already (the compressed schedule's last delay).
