@@ -7,9 +7,11 @@
  * fresh wait first reads its job once, soon after the upload, when the status
  * budget has room for it (a job that ends within seconds is done then). Then
  * the activity waits to be told that its job left the service's `processing`
- * list, and makes ONE status read to confirm the final state: at most two
- * status reads per import however long the job takes, the list calls shared
- * by every process of the tenant (watch/job-watcher.ts). A job the list never
+ * list, and makes ONE status read to confirm the final state: two status
+ * reads per import however long the job takes (a third, spared only when the
+ * budget has room, for a job a sweep skipped between pages and told at its
+ * first miss), the list calls shared by every process of the tenant
+ * (watch/job-watcher.ts). A job the list never
  * shows (the service lists it late, or not at all, or ignores the filter) is
  * polled one by one instead, and the first such fallback is logged.
  *
@@ -41,8 +43,8 @@ import type { JobRecordGate } from './job-record/gate.js';
 import { knownJobState, unexpectedJobState } from './job-state.js';
 import type { CallOptions, ImportJob } from './service/types.js';
 import { ServiceCalls, type ServiceCallsDeps } from './service-calls.js';
-import type { JobWatcher, Watch, WatchOutcome } from './watch/job-watcher.js';
-import { paceFromUsage, readReserve, statusReadToSpare } from './watch/pace.js';
+import type { JobWatcher, Watch, WatchOptions, WatchOutcome } from './watch/job-watcher.js';
+import { paceFromUsage, readReserve, statusReadsToSpare } from './watch/pace.js';
 
 /** What this activity needs of the service client. */
 interface JobStatusService {
@@ -140,12 +142,15 @@ class JobWait {
   private async watchUntilEnd(watcher: JobWatcher): Promise<AwaitJobCompletionResult> {
     const early = await this.earlyRead(watcher);
     if (early) return early;
+    let confirmAtFirstMiss = true;
     for (let misses = 0; ; ) {
-      const outcome = await this.watched(watcher);
+      const outcome = await this.watched(watcher, { confirmAtFirstMiss });
       if (outcome?.kind === 'fallback') return this.fallBack(watcher, outcome.reason);
       // Left the list, or the deadline came: one read says how it ended.
       const step = await this.read();
       if (step.kind === 'done') return step.result;
+      // Still running after a sweep missed it: it was skipped between pages; two misses from now on.
+      if (outcome?.seen) confirmAtFirstMiss = false;
       if (outcome && !outcome.seen) misses += 1;
       if (misses >= MAX_WATCH_MISSES) return this.fallBack(watcher, 'a job in progress was never listed as processing');
     }
@@ -154,7 +159,7 @@ class JobWait {
   /**
    * A job that ends within seconds: one status read the schedule's first
    * delay after its wait began, when the status reads left have room for it
-   * (watch/pace.ts statusReadToSpare), so a small import completes in
+   * (watch/pace.ts statusReadsToSpare), so a small import completes in
    * seconds instead of waiting for sweeps to miss its job. Only on a fresh
    * wait: a wait resumed after a read or a budget wait has a job long running.
    */
@@ -162,7 +167,7 @@ class JobWait {
     if (this.progress.pollIndex > 0) return undefined;
     const usage = await readUsage(this.deps.budget);
     const now = (this.deps.now ?? Date.now)();
-    if (!usage || !statusReadToSpare(usage, watcher.waiting + 1, now, watcher.settings.reserve)) return undefined;
+    if (!usage || statusReadsToSpare(usage, watcher.waiting + 1, now, watcher.settings.reserve) < 1) return undefined;
     await this.sleepBeating(this.deps.poll.scheduleMs[0] ?? 0);
     const step = await this.read();
     return step.kind === 'done' ? step.result : undefined;
@@ -188,8 +193,8 @@ class JobWait {
   }
 
   /** Waits for the watcher's word, heartbeating; undefined when the deadline came first. */
-  private async watched(watcher: JobWatcher): Promise<WatchOutcome | undefined> {
-    const watch = watcher.watch(this.input.jobId);
+  private async watched(watcher: JobWatcher, options: WatchOptions): Promise<WatchOutcome | undefined> {
+    const watch = watcher.watch(this.input.jobId, options);
     let outcome: WatchOutcome | undefined;
     void watch.outcome.then((o) => {
       outcome = o;

@@ -162,6 +162,16 @@ async function createThroughRecord(
   }
 }
 
+/**
+ * What the import makes after its create: the upload and the status read
+ * before it, the wait's early read and its confirm. Asked for with the
+ * create's own reservation when this process holds none of them: whichever
+ * import's upload or wait runs here next spends them, so each process of a
+ * fleet holds calls in an import's proportions instead of asking its ledger
+ * again at every step of an import that moved between processes.
+ */
+const CALLS_AFTER_CREATE = { submitData: 1, jobStatus: 3 } as const;
+
 /** One create, its body's last byte held for the fence; the answer goes to the record. */
 async function post(
   input: CreateImportJobInput,
@@ -181,6 +191,7 @@ async function post(
   const body = createBody(input, intent.jobKey);
   const signal = Context.current().cancellationSignal;
   let job: CreatedJob;
+  calls.expect(CALLS_AFTER_CREATE);
   try {
     job = await calls.run('createJob', () => deps.service.createJob(body, { signal, fence }));
   } catch (err) {

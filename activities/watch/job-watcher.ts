@@ -34,7 +34,11 @@
  * job may be listed late, and a fast job may end before any sweep lists it).
  * For a job a sweep listed before, one such sweep is enough when its first
  * answer held every job it saw on a short page: no page was left to skip the
- * job from. A sweep cut short (budget, error) tells nobody anything. Every waiter falls back to per-job polls when the
+ * job from. On more pages one miss is enough too while the status reads have
+ * one to spare (pace.ts statusReadsToSpare) for each job so told: its import
+ * reads the job then, and a job that was only skipped between pages costs
+ * one read and is watched again, told after two misses from then on. A sweep
+ * cut short (budget, error) tells nobody anything. Every waiter falls back to per-job polls when the
  * list fails sweep after sweep, and every later one too once the service
  * shows rows in other states under the `processing` filter (it does not
  * honour the filter), and while the list calls left in the window are all
@@ -49,7 +53,7 @@ import type { BudgetGate } from '../budget/gate.js';
 import { knownJobState } from '../job-state.js';
 import type { CallOptions, ImportJobList, ListJobsQuery } from '../service/types.js';
 import { ServiceCalls } from '../service-calls.js';
-import { DEFAULT_RESERVE, paceFromUsage, type ReserveSettings, readReserve } from './pace.js';
+import { DEFAULT_RESERVE, paceFromUsage, type ReserveSettings, readReserve, statusReadsToSpare } from './pace.js';
 import { LocalSweepBoard, type SweepBoard } from './sweep-board.js';
 
 /**
@@ -58,10 +62,17 @@ import { LocalSweepBoard, type SweepBoard } from './sweep-board.js';
  * ending meanwhile shift the later pages) can skip a job in one sweep, and a
  * skipped job would cost a confirming read for nothing. A sweep whose first
  * answer held every job it saw, on a page short of `perPage`, had no later
- * page to skip one from: a single miss in it is enough for a job listed before.
+ * page to skip one from: a single miss in it is enough for a job listed
+ * before; so is one in any sweep while a confirming read can be spared.
  */
 const SWEEPS_MISSED_TO_LEAVE = 2;
-const ONE_PAGE_MISSES_TO_LEAVE = 1;
+
+/** A due round is left to the newest sweep's maker at least this long (real time) before another claims it. */
+const MIN_HANDOVER_GRACE_MS = 500;
+/** The board is read again at most this often in service time while another process sweeps... */
+const MIN_BOARD_READ_SERVICE_MS = 500;
+/** ...and at most this often in real time, however compressed the service time. */
+const MIN_BOARD_READ_REAL_MS = 5;
 
 export interface JobWatcherSettings {
   /** The fastest sweep, when the budget allows it. */
@@ -105,6 +116,15 @@ export interface JobWatcherDeps {
   now?: () => number;
 }
 
+export interface WatchOptions {
+  /**
+   * Tell the job's end at the first sweep that misses it, when a confirming
+   * status read can be spared (true by default). A wait whose read after such
+   * a word found the job still running asks for two misses instead.
+   */
+  confirmAtFirstMiss?: boolean;
+}
+
 /** `left`: no longer listed (`seen`: some sweep listed it before). `fallback`: poll the job instead. */
 export type WatchOutcome = { kind: 'left'; seen: boolean } | { kind: 'fallback'; reason: string };
 
@@ -124,6 +144,8 @@ interface Waiter {
   listedAtMs?: number;
   /** Complete sweeps in a row that did not list it (counting as above). */
   missed: number;
+  /** Whether a first miss may tell it, when a status read can be spared (see WatchOptions). */
+  confirmAtFirstMiss: boolean;
   resolve(outcome: WatchOutcome): void;
 }
 
@@ -187,14 +209,15 @@ export class JobWatcher {
     return this.waiters.size + this.polling;
   }
 
-  watch(jobId: string): Watch {
+  watch(jobId: string, options: WatchOptions = {}): Watch {
     if (this.givenUp) {
       const outcome = Promise.resolve<WatchOutcome>({ kind: 'fallback', reason: this.givenUp });
       return { outcome, cancel: () => undefined, lastListedAtMs: () => undefined };
     }
     let waiter!: Waiter;
     const outcome = new Promise<WatchOutcome>((resolve) => {
-      waiter = { jobId, sinceMs: this.now(), seen: false, missed: 0, resolve };
+      const confirmAtFirstMiss = options.confirmAtFirstMiss ?? true;
+      waiter = { jobId, sinceMs: this.now(), seen: false, missed: 0, confirmAtFirstMiss, resolve };
     });
     this.waiters.add(waiter);
     this.start();
@@ -227,14 +250,17 @@ export class JobWatcher {
   private async loop(): Promise<void> {
     while (this.waiters.size > 0 && !this.givenUp) {
       const view = await this.readBoard();
-      if (view) this.tellPublished(view);
+      if (view) await this.tellPublished(view);
       const waitMs = await this.nextSweepInMs();
       // Nobody left to tell (every waiter released to polls): a later watch starts the loop again.
       if (this.waiters.size === 0 || this.givenUp) return;
-      const dueMs = (this.newestSweepMs ?? Number.NEGATIVE_INFINITY) + waitMs + this.handoverGraceMs(view);
-      if (dueMs > this.now()) {
-        this.nextSweepAtMs = dueMs;
-        await pause(dueMs - this.now());
+      const dueMs = (this.newestSweepMs ?? Number.NEGATIVE_INFINITY) + waitMs;
+      const claimAtMs = dueMs + this.handoverGraceMs(view);
+      if (claimAtMs > this.now()) {
+        // Until it may claim the round, a process reads the board for the sweep another one makes.
+        const readAtMs = Math.max(dueMs, this.now()) + this.readAgainMs();
+        this.nextSweepAtMs = Math.min(claimAtMs, readAtMs);
+        await pause(this.nextSweepAtMs - this.now());
         continue;
       }
       if (view && !(await this.claimRound(view))) {
@@ -249,16 +275,20 @@ export class JobWatcher {
   /**
    * The process that made the newest sweep makes the next one when it is due
    * (its list calls come from the allowance it holds, with no ledger Update);
-   * the others claim the round only this much later, when it is gone or slow.
+   * the others claim the round only this much later, when it is gone or slow:
+   * a tenth of the interval, and at least half a second of real time, as its
+   * claim is an Update, slower on a loaded server whatever the compression.
+   * Meanwhile they read the board, sooner (boardReadAgainMs).
    */
   private handoverGraceMs(view: SweepBoardView | undefined): number {
     const newest = view?.sweeps.at(-1)?.holder;
-    return newest === undefined || newest === this.holder ? 0 : this.readAgainMs();
+    if (newest === undefined || newest === this.holder) return 0;
+    return Math.max(MIN_HANDOVER_GRACE_MS, this.settings.minSweepMs / 10);
   }
 
   /** How soon to read the board again while another process sweeps. */
   private readAgainMs(): number {
-    return Math.max(500, this.settings.minSweepMs / 10);
+    return boardReadAgainMs(this.settings);
   }
 
   /** The board, or undefined when it cannot be read (this process then sweeps for itself). */
@@ -271,13 +301,13 @@ export class JobWatcher {
   }
 
   /** Sweeps published since the last read, oldest first, told to this process's waiters. */
-  private tellPublished(view: SweepBoardView): void {
+  private async tellPublished(view: SweepBoardView): Promise<void> {
     for (const sweep of view.sweeps) {
       if (sweep.seq <= this.readSeq) continue;
       this.readSeq = sweep.seq;
       this.lastSweepCalls = sweep.calls;
       this.stats.sweepsRead += 1;
-      this.tell(
+      await this.tell(
         Date.parse(sweep.startedAt),
         sweep.listed ? new Set(sweep.listed) : 'unfiltered',
         sweep.onePage === true,
@@ -344,7 +374,7 @@ export class JobWatcher {
     }
     this.stats.sweeps += 1;
     await this.publish(startedMs, listed);
-    this.tell(startedMs, listed, this.lastSweepOnePage);
+    await this.tell(startedMs, listed, this.lastSweepOnePage);
   }
 
   /** Shares the sweep with the tenant's other processes; a board that cannot take it costs them their own sweep. */
@@ -364,7 +394,7 @@ export class JobWatcher {
   }
 
   /** One complete sweep that began at `startedMs`, told to the waiters. */
-  private tell(startedMs: number, listed: Set<string> | 'unfiltered', onePage: boolean): void {
+  private async tell(startedMs: number, listed: Set<string> | 'unfiltered', onePage: boolean): Promise<void> {
     if (this.newestSweepMs === undefined || startedMs > this.newestSweepMs) this.newestSweepMs = startedMs;
     this.stats.lastSweepAt = new Date(this.newestSweepMs).toISOString();
     if (listed === 'unfiltered') {
@@ -373,18 +403,36 @@ export class JobWatcher {
       this.release(this.givenUp);
       return;
     }
+    const spare = onePage ? { reads: 0 } : await this.confirmsToSpare(listed);
     for (const waiter of [...this.waiters]) {
       if (listed.has(waiter.jobId)) {
         waiter.seen = true;
         waiter.listedAtMs = startedMs;
         waiter.missed = 0;
       } else if (waiter.seen || startedMs - waiter.sinceMs >= this.settings.listLateGraceMs) {
-        // A job never listed may be listed late, whatever the page: two misses for it.
-        const misses = onePage && waiter.seen ? ONE_PAGE_MISSES_TO_LEAVE : SWEEPS_MISSED_TO_LEAVE;
-        if (++waiter.missed < misses) continue;
+        waiter.missed += 1;
+        if (waiter.missed < SWEEPS_MISSED_TO_LEAVE && !leavesAtFirstMiss(waiter, onePage, spare)) continue;
         this.waiters.delete(waiter);
         waiter.resolve({ kind: 'left', seen: waiter.seen });
       }
+    }
+  }
+
+  /**
+   * Status reads to spare for jobs told at a first miss in a sweep of many
+   * pages; the ledger is asked only when some waiter would take one, and
+   * none are spared when it cannot answer.
+   */
+  private async confirmsToSpare(listed: Set<string>): Promise<{ reads: number }> {
+    const wanted = [...this.waiters].some(
+      (w) => w.seen && w.missed === 0 && w.confirmAtFirstMiss && !listed.has(w.jobId),
+    );
+    if (!wanted) return { reads: 0 };
+    try {
+      const usage = await this.deps.budget.usage();
+      return { reads: statusReadsToSpare(usage, this.waiting, this.now(), this.settings.reserve) };
+    } catch {
+      return { reads: 0 };
     }
   }
 
@@ -439,6 +487,34 @@ export class JobWatcher {
     for (const waiter of this.waiters) waiter.resolve({ kind: 'fallback', reason });
     this.waiters.clear();
   }
+}
+
+/**
+ * How soon a process that did not make the newest sweep reads the board for
+ * it, after it is due and again while its maker sweeps: a tenth of the sweep
+ * interval, at least half a second of service time, so that in a compressed
+ * run (tests, the budget benchmark) the other processes learn of a sweep as
+ * soon after it as in production. The few real milliseconds below that keep
+ * a very compressed fleet from reading the board without pause.
+ */
+function boardReadAgainMs(settings: Pick<JobWatcherSettings, 'minSweepMs' | 'compression'>): number {
+  // minSweepMs is real time already (the compressed schedule's last delay).
+  const tenth = settings.minSweepMs / 10;
+  return Math.max(MIN_BOARD_READ_REAL_MS, MIN_BOARD_READ_SERVICE_MS / settings.compression, tenth);
+}
+
+/**
+ * Whether one miss tells a listed job's end: always when the sweep fit on
+ * one short page (no page to skip it from); on more pages when its wait
+ * allows it and a confirming read can be spared (taken from `spare`). A job
+ * never listed may be listed late, whatever the page: two misses for it.
+ */
+function leavesAtFirstMiss(waiter: Waiter, onePage: boolean, spare: { reads: number }): boolean {
+  if (!waiter.seen) return false;
+  if (onePage) return true;
+  if (!waiter.confirmAtFirstMiss || spare.reads < 1) return false;
+  spare.reads -= 1;
+  return true;
 }
 
 /** A wait that does not keep the process alive on its own. */

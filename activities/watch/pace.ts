@@ -91,20 +91,22 @@ export function paceFromUsage(
 }
 
 /**
- * Whether one early status read fits: the reads left, less every read the
- * uploads left in the window still need (the one before each sends, and the
- * one that confirms its job's end) and one confirming read per job already
- * waiting, leave at least one. Early reads never take what the day's imports
- * need to finish; they stop first when the budget runs short.
+ * Status reads to spare for reads made early (a fresh wait's read of a job
+ * that may have ended within seconds, a confirming read at a sweep's first
+ * miss): the reads left, less every read the uploads left in the window
+ * still need (the one before each sends, and the one that confirms its job's
+ * end) and one confirming read per job already waiting. Early reads never
+ * take what the day's imports need to finish; they stop first when the
+ * budget runs short.
  */
-export function statusReadToSpare(
+export function statusReadsToSpare(
   usage: LedgerUsage,
   jobsWaiting: number,
   nowMs: number,
   settings: ReserveSettings = DEFAULT_RESERVE,
-): boolean {
+): number {
   const status = usage.jobStatus;
-  if (Date.parse(status.exhaustedUntil ?? '') > nowMs) return false;
+  if (Date.parse(status.exhaustedUntil ?? '') > nowMs) return 0;
   const needed = usage.submitData.remaining * (settings.statusReadsPerUpload + 1) + jobsWaiting;
-  return status.remaining - needed >= 1;
+  return Math.max(0, status.remaining - needed);
 }

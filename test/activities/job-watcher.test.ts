@@ -27,7 +27,8 @@ describe('JobWatcher', () => {
   it('tells a waiter when its listed job left, after two sweeps miss it, and learns that pages count from 1', async () => {
     const ids = Array.from({ length: 120 }, (_, i) => String(1000 + i));
     const { service, queries } = listing(ids);
-    const watcher = new JobWatcher({ service, budget: budgetWith(), settings });
+    // The status reads left are all the uploads' (two each): none to spare for a read at the first miss.
+    const watcher = new JobWatcher({ service, budget: budgetWith({ jobStatus: 2_400 }), settings });
     const watch = watcher.watch('1100');
     while (watcher.stats.sweeps < 2) await new Promise((r) => setTimeout(r, 2));
     ids.splice(ids.indexOf('1100'), 1);
@@ -49,6 +50,36 @@ describe('JobWatcher', () => {
     // Each sweep begins at page 1: one sweep that began after the job left was enough.
     expect(queries.slice(removedAt).filter((q) => q.page === 1)).toHaveLength(1);
   });
+
+  it.each([
+    { confirmAtFirstMiss: true, sweeps: 1 },
+    // A wait whose job was skipped between pages once (its read found it running) asks for two.
+    { confirmAtFirstMiss: false, sweeps: 2 },
+  ])(
+    'across many pages, with status reads to spare, a waiter %j is told after that many missing sweeps',
+    async ({ confirmAtFirstMiss, sweeps }) => {
+      const ids = Array.from({ length: 120 }, (_, i) => String(3000 + i));
+      const { service, queries } = listing(ids);
+      let endedAt: number | undefined;
+      const ending = {
+        async listJobs(query: ListJobsQuery) {
+          // The job ends as the third sweep begins (two complete ones listed it; pages count from 1 by then).
+          if (endedAt === undefined && watcher.stats.sweeps >= 2 && query.page === 1) {
+            ids.splice(ids.indexOf('3100'), 1);
+            endedAt = queries.length;
+          }
+          return service.listJobs(query);
+        },
+      };
+      // The spec's budgets, early in the day: 1,200 status reads beyond the uploads' two each.
+      const watcher = new JobWatcher({ service: ending, budget: budgetWith(), settings });
+      const watch = watcher.watch('3100', { confirmAtFirstMiss });
+
+      expect(await watch.outcome).toEqual({ kind: 'left', seen: true });
+      // With a read to spare, told by the sweep that began after it ended (its import then reads the job).
+      expect(queries.slice(endedAt).filter((q) => q.page === 1)).toHaveLength(sweeps);
+    },
+  );
 
   it('releases its waiters to per-job polls while the list calls left are kept for creates', async () => {
     const { service, queries } = listing(['7']);

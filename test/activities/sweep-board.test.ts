@@ -50,21 +50,43 @@ describe('the sweep board', () => {
   it('a due round is left first to the process that made the newest sweep; another takes it after a grace', async () => {
     const { service } = listing(['1']);
     const board = new LocalSweepBoard();
-    // The newest sweep was just made, by a process that sweeps no more; the next is due 5 ms later.
+    // The newest sweep was made an interval ago (5 s, uncompressed), by a process that sweeps no more: it is due now.
     await board.publish({
       holder: 'gone',
-      startedAt: new Date().toISOString(),
+      startedAt: new Date(Date.now() - 5_000).toISOString(),
       listed: ['1'],
       calls: 1,
     });
-    const watcher = new JobWatcher({ service, budget: budgetWith(), board, settings });
+    const uncompressed = { ...settings, minSweepMs: 5_000, compression: 1 };
+    // List calls plenty enough that the interval is the 5 s wanted.
+    const budget = budgetWith({ listJobs: 1e9 });
+    const watcher = new JobWatcher({ service, budget, board, settings: uncompressed });
     const watch = watcher.watch('1');
     await new Promise((r) => setTimeout(r, 100));
-    // Within the grace (half a second here) it only reads: the newest sweep's maker has the first go.
+    // Within the grace (a tenth of the interval, half a second here) it only reads: the newest sweep's maker has the first go.
     expect((await board.read()).seq).toBe(1);
     while ((await board.read()).seq < 2) await new Promise((r) => setTimeout(r, 10));
     expect((await board.read()).sweeps.at(-1)?.holder).not.toBe('gone');
     watch.cancel();
+  });
+
+  it("leaves the round to the newest sweep's maker a tenth of an interval of service time, however compressed", async () => {
+    const { service } = listing(['1']);
+    const board = new LocalSweepBoard();
+    // Service time 120 times faster: one interval of 60 s is 500 ms here. The clock stands still, so the
+    // watcher plans its next sweep once and waits for it.
+    const compressed = { ...settings, minSweepMs: 60_000 / 120, compression: 120 };
+    const now = Date.now();
+    await board.publish({ holder: 'other', startedAt: new Date(now).toISOString(), listed: ['1'], calls: 1 });
+    const budget = budgetWith({ listJobs: 1e9 });
+    const watcher = new JobWatcher({ service, budget, board, settings: compressed, now: () => now });
+    const watch = watcher.watch('1');
+    while (watcher.nextSweepAtMs === undefined) await new Promise((r) => setTimeout(r, 2));
+    watch.cancel();
+
+    const graceMs = watcher.nextSweepAtMs - now - compressed.minSweepMs;
+    // 6 s of service time, as in production (60 s / 10); not half a second of real time, which is a minute here.
+    expect(graceMs * compressed.compression).toBe(6_000);
   });
 
   it("tells a waiter after one miss in another process's sweep that fit on one short page", async () => {

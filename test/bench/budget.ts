@@ -5,8 +5,10 @@
  * 5,000, 50,000 completed jobs) it prints the calls per import on each
  * budgeted endpoint, the imports a day the card's budgets (1,200 creates and
  * uploads, 3,600 of each read) sustain with the binding endpoint, the delay
- * from a job's end to its import knowing it (p50/p99), and the ledger
- * Updates per import with their latency.
+ * from a job's end to its import knowing it (p50/p99), the ledger Updates
+ * per import with their latency, and the machine's load while it ran. After
+ * the rows: the list calls a ledger that starts without counts spends to
+ * count its window, at a history of 0, 5,000 and 50,000 jobs.
  *
  * Measured: a real worker, a real Temporal dev server, the simulator, with
  * service time compressed (the factor is printed per scenario). The ledger
@@ -18,14 +20,21 @@
  * and the delay it gives, see budget-model.ts).
  */
 import { randomUUID } from 'node:crypto';
+import { availableParallelism, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import type { Client } from '@temporalio/client';
+import { makeCountWindowSpend } from '../../activities/budget/window-spend.js';
+import { ServiceClient } from '../../activities/service/client.js';
+import { createTokenSource } from '../../activities/service/token-source.js';
+import { Secret } from '../../temporal.config.js';
 import { LEDGER_MAX_HISTORY_EVENTS, ledgerWorkflowId } from '../../workflows/contracts/budget.js';
 import type { BudgetedEndpoint } from '../../workflows/contracts/endpoints.js';
+import { DEMO_TOKENS, startSimulator } from '../simulator/server.js';
 import { startOperatorStack } from '../support/operator-stack.js';
 import { type PerImport, type SteadyState, steadyState } from './budget-model.js';
 import { type Measured, runScenario, TENANT } from './budget-run.js';
 import { startQuietDevServer } from './quiet-dev-server.js';
+import { createJob } from './simulator-jobs.js';
 
 const MIN = 60_000;
 interface Processing {
@@ -53,6 +62,8 @@ interface Row {
   measured: Measured;
   /** Which figures were not measured in this row's own run. */
   extrapolated: string[];
+  /** The machine's 1-minute load average as the row's run began and ended. */
+  load: { start: number; end: number };
   perImport: PerImport;
   steady: SteadyState;
 }
@@ -104,11 +115,13 @@ async function main(): Promise<void> {
   const server = args.json && !process.env.TEMPORAL_ADDRESS ? await startQuietDevServer() : undefined;
   if (server) process.env.TEMPORAL_ADDRESS = server.address;
   try {
-    const { rows, ledger } = await measure(args);
+    const { rows, ledger, coldLedger } = await measure(args);
     const perDay = ledgerDay(rows, ledger);
-    if (args.json) console.log(JSON.stringify({ budgets: CARD, rows, ledger: { ...ledger, ...perDay } }, null, 2));
-    else {
+    if (args.json) {
+      console.log(JSON.stringify({ budgets: CARD, rows, ledger: { ...ledger, ...perDay }, coldLedger }, null, 2));
+    } else {
       printTable(rows);
+      printColdLedger(coldLedger);
       console.log(
         `\nLedger: ${ledger.runs} runs (continue-as-new at ${LEDGER_MAX_HISTORY_EVENTS} history events), ` +
           `${fmt(ledger.eventsPerUpdate, 2)} history events per Update in the current run (${ledger.updatesInRun} Updates, ${ledger.eventsInRun} events). ` +
@@ -122,7 +135,9 @@ async function main(): Promise<void> {
 }
 
 /** Every row, each from a run of its own (history 0 first, then the tenant's history grown to each size). */
-async function measure(args: ReturnType<typeof parse>): Promise<{ rows: Row[]; ledger: LedgerRuns }> {
+async function measure(
+  args: ReturnType<typeof parse>,
+): Promise<{ rows: Row[]; ledger: LedgerRuns; coldLedger: ColdLedgerCount[] }> {
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const stack = await startOperatorStack({
     simulator: { dailyLimits: { listJobs: 1e9, jobStatus: 1e9, createJob: 1e9, submitData: 1e9 } },
@@ -142,11 +157,15 @@ async function measure(args: ReturnType<typeof parse>): Promise<{ rows: Row[]; l
             `history ${h}, processing ${p.label} (compressed ${p.compression}x), ${workers} workers, ${imports} imports ...`,
           );
           const spec = { processingMs: p.ms, history: h, compression: p.compression, imports, workers };
-          rows.push(row(p, h, workers, await runScenario(stack, spec, taskQueue)));
+          const loadAtStart = loadavg()[0] as number;
+          const measured = await runScenario(stack, spec, taskQueue);
+          rows.push(row(p, h, workers, measured, { start: loadAtStart, end: loadavg()[0] as number }));
         }
       }
     }
-    return { rows, ledger: await ledgerRuns(stack.env.client) };
+    const ledger = await ledgerRuns(stack.env.client);
+    const inWindow = rows.reduce((n, r) => n + r.measured.imports, 0);
+    return { rows, ledger, coldLedger: await coldLedgerCounts(inWindow) };
   } finally {
     await stack.close();
   }
@@ -177,10 +196,56 @@ function ledgerDay(rows: Row[], ledger: LedgerRuns) {
   return { updatesPerImport, updatesPerDay, updatesPerRun, runsPerDay: updatesPerDay / updatesPerRun };
 }
 
+interface ColdLedgerCount {
+  /** Completed jobs behind the window. */
+  history: number;
+  /** Jobs created in the window (the rows' imports). */
+  inWindow: number;
+  listCalls: number;
+  partial: boolean;
+}
+
+/**
+ * What a ledger that starts without counts spends to read the service's own
+ * record of its window (its countWindowSpend activity, run here against a
+ * simulator of its own) at a history of 0, 5,000 and 50,000 completed jobs
+ * behind the window, with as many jobs in the window as the rows made.
+ */
+async function coldLedgerCounts(inWindow: number): Promise<ColdLedgerCount[]> {
+  const counts: ColdLedgerCount[] = [];
+  for (const history of HISTORIES) {
+    const sim = await startSimulator({ completedHistory: history });
+    const service = new ServiceClient({
+      baseUrl: sim.baseUrl,
+      tokens: createTokenSource({ kind: 'env', token: new Secret(DEMO_TOKENS.importer) }),
+    });
+    try {
+      const windowStart = new Date(Date.now() - 1_000).toISOString();
+      for (let i = 0; i < inWindow; i++) await createJob(sim.baseUrl);
+      const spent = await makeCountWindowSpend({ service })({ windowStart, createLimit: CARD.createJob });
+      counts.push({ history, inWindow: spent.createJob, listCalls: spent.listJobs, partial: spent.partial === true });
+    } finally {
+      await service.close();
+      await sim.close();
+    }
+  }
+  return counts;
+}
+
+function printColdLedger(counts: ColdLedgerCount[]): void {
+  const each = counts.map(
+    (c) => `${c.listCalls} at a history of ${c.history.toLocaleString('en-US')}${c.partial ? ' (partial)' : ''}`,
+  );
+  console.log(
+    `\nA ledger that starts without counts (its countWindowSpend, against a simulator with the rows' ${counts[0]?.inWindow ?? 0} jobs in the window): ` +
+      `${each.join(', ')} list calls; at most the pages ${CARD.createJob.toLocaleString('en-US')} creations fill (13) and the probe for the last page.`,
+  );
+}
+
 const CARD = { createJob: 1_200, submitData: 1_200, jobStatus: 3_600, listJobs: 3_600 };
 
 /** One row from its own run: the creates' list calls count per import, the watcher's are a per-sweep cost (the model). */
-function row(p: Processing, history: number, workers: number, measured: Measured): Row {
+function row(p: Processing, history: number, workers: number, measured: Measured, load: Row['load']): Row {
   const perImport: PerImport = { ...measured.perImport, listJobs: measured.createListPerImport };
   return {
     processing: p.label,
@@ -189,6 +254,7 @@ function row(p: Processing, history: number, workers: number, measured: Measured
     compression: p.compression,
     measured,
     extrapolated: ['steady state at the sustained rate (budget-model.ts)'],
+    load,
     perImport,
     steady: steadyState(perImport, p.ms),
   };
@@ -203,6 +269,9 @@ function printTable(rows: Row[]): void {
   console.log('Budget benchmark: card budgets 1,200 creates/uploads, 3,600 per read endpoint a day.');
   console.log(
     "Service time compressed per row (simulator processing and the worker's poll schedule, sweep, grace and pacing window alike); delays are given in service time.",
+  );
+  console.log(
+    `load: the machine's 1-minute load average as the row began and ended (${availableParallelism()} cores, shared with every other process).`,
   );
   console.log(
     "workers: the tenant's worker processes, run as that many workers in this process, each with its own watcher; sweep list/day: the sweeps' list calls per day of service time at the run's rate of 1,200 imports a day.\n",
@@ -224,6 +293,7 @@ function printTable(rows: Row[]): void {
       'ledger upd/import',
       'upd p50/p99 ms',
       'in flight',
+      'load',
     ].join(' | '),
   );
   for (const r of rows) {
@@ -242,6 +312,7 @@ function printTable(rows: Row[]): void {
       fmt(m.ledger.updatesPerImport, 1),
       `${fmt(m.ledger.latencyMs.p50)} / ${fmt(m.ledger.latencyMs.p99)}`,
       String(m.maxInFlight),
+      `${fmt(r.load.start)} to ${fmt(r.load.end)}`,
     ];
     console.log(cells.join(' | '));
   }

@@ -251,6 +251,10 @@ describe('createImportJob through the job record', () => {
       activityTypeId: 1,
       source: 'CSV',
     });
+    // The import's later calls (upload, its status read, the wait's two) are named with the create's reservation.
+    expect(budget.requests.map((r) => [r.endpoint, r.alongWith])).toEqual([
+      ['createJob', { submitData: 1, jobStatus: 3 }],
+    ]);
   });
 
   it('creates the job of a mapped import on its custom source, by the name the service lists', async () => {
