@@ -9,7 +9,6 @@ import pLimit from 'p-limit';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
-const TSX = resolve(ROOT, 'node_modules/.bin/tsx');
 const CLOSED_PORT_ADDRESS = '127.0.0.1:1';
 
 interface Run {
@@ -28,9 +27,10 @@ function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 
 function run(args: string[], extraEnv: Record<string, string> = {}): Promise<Run> {
   return new Promise((done) => {
+    // tsx as a loader in one process: its CLI (npm run cli) would start a second Node process to run the same code.
     execFile(
-      TSX,
-      ['worker/cli/main.ts', ...args],
+      process.execPath,
+      ['--import', 'tsx', 'worker/cli/main.ts', ...args],
       { cwd: ROOT, env: cleanEnv(extraEnv), timeout: 90_000 },
       (err, stdout, stderr) => {
         const code = err ? (typeof err.code === 'number' ? err.code : null) : 0;
@@ -68,7 +68,7 @@ describe('import-worker as a child process', () => {
       ['schedules', 'list'],
       ['schedules', 'trigger'],
     ];
-    // Two at a time: nine tsx processes at once, each compiling the CLI, outran their limit on a busy 2-core machine.
+    // Two at a time: nine CLI processes at once, each compiling the CLI, outran their limit on a busy 2-core machine.
     const twoAtATime = pLimit(2);
     const runs = await Promise.all(commands.map((c) => twoAtATime(() => run([...c, '--help']))));
     runs.forEach((r, i) => {
