@@ -1,12 +1,14 @@
 /**
- * The real CLI as an operator runs it: a child process, its exit code, and
- * what it writes. Temporal is pointed at a closed port, so a command that got
+ * The real CLI as an operator runs it: a child process (worker/cli/main.ts,
+ * from the run's transpiled copy of the sources: compiled-source.ts), its
+ * exit code, and what it writes. Temporal is pointed at a closed port, so a command that got
  * as far as connecting says so.
  */
 import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import pLimit from 'p-limit';
 import { describe, expect, it } from 'vitest';
+import { nodeArgsFor } from '../../support/compiled-source.js';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 const CLOSED_PORT_ADDRESS = '127.0.0.1:1';
@@ -27,10 +29,9 @@ function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 
 function run(args: string[], extraEnv: Record<string, string> = {}): Promise<Run> {
   return new Promise((done) => {
-    // tsx as a loader in one process: its CLI (npm run cli) would start a second Node process to run the same code.
     execFile(
       process.execPath,
-      ['--import', 'tsx', 'worker/cli/main.ts', ...args],
+      [...nodeArgsFor('worker/cli/main.ts'), ...args],
       { cwd: ROOT, env: cleanEnv(extraEnv), timeout: 90_000 },
       (err, stdout, stderr) => {
         const code = err ? (typeof err.code === 'number' ? err.code : null) : 0;
