@@ -14,8 +14,9 @@ export default defineConfig({
     // keep-alive, the 401 test's idle bound).
     maxWorkers: availableParallelism() + 2,
     sequence: { sequencer: WaitingFirstSequencer },
-    // The workflow code bundled once for the run, not once per file that starts a worker.
-    globalSetup: ['test/support/bundle-once.ts'],
+    // The workflow code bundled once for the run, not once per file that starts a worker; the sources
+    // transpiled once for the worker and CLI processes the tests start, not by tsx at each start.
+    globalSetup: ['test/support/bundle-once.ts', 'test/support/compile-once.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
   },

@@ -20,7 +20,10 @@
  * heartbeat timeout passes: the workers run a bundle with short heartbeat
  * timeouts (test/support/short-heartbeat-timeouts.ts), seconds instead of the
  * product's 2 minutes. The record's lease and the service's lag are short
- * here (3 s, 1 s): the simulator commits and lists a job at once.
+ * here (3 s, 1 s): the simulator commits and lists a job at once. The import
+ * and its job record, cached in the frozen worker, wait for it on its sticky
+ * queue before the other worker may take their next task: 1 s here, not the
+ * SDK's 10 s.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startImport, type WorkerPool, workerPool } from '../support/killable-worker.js';
@@ -52,7 +55,11 @@ describe('case 3: a worker frozen in the middle of a create', () => {
   const creates = async () => (await simRequests(stack.sim.baseUrl)).filter((r) => r.endpoint === 'createJob');
 
   it('another worker resolves the job; thawed, the frozen one never completes its POST: one job', async () => {
-    const frozen = await workers.start({ behindProxy: true, env: { COMPANY_DATA_REQUEST_TIMEOUT: '10m' } });
+    const frozen = await workers.start({
+      behindProxy: true,
+      env: { COMPANY_DATA_REQUEST_TIMEOUT: '10m' },
+      stickyQueueTimeoutMs: 1_000,
+    });
     const stopWatching = stack.sim.onRequest((request) => {
       if (request.endpoint !== 'createJob') return;
       frozen.freeze();

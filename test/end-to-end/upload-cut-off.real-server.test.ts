@@ -15,7 +15,9 @@
  * Temporal gives the upload to another worker only when the activity's
  * heartbeat timeout passes: the workers run a bundle with short heartbeat
  * timeouts (test/support/short-heartbeat-timeouts.ts), seconds instead of the
- * product's minute.
+ * product's minute. The import and its job record, cached in the cut-off
+ * worker, wait for it on its sticky queue before the other worker may take
+ * their next task: 1 s here, not the SDK's 10 s.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FENCED_TAIL_BYTES } from '../../activities/upload/upload-data.js';
@@ -46,7 +48,11 @@ describe('case 2: a worker cut off from Temporal in the middle of an upload (len
   });
 
   it('its body stops short of its last bytes; the file reaches the job once, from the worker that took over', async () => {
-    const cutOff = await workers.start({ behindProxy: true, env: { UPLOAD_IDLE_TIMEOUT: '10m' } });
+    const cutOff = await workers.start({
+      behindProxy: true,
+      env: { UPLOAD_IDLE_TIMEOUT: '10m' },
+      stickyQueueTimeoutMs: 1_000,
+    });
     stack.sim.holdUploadAfter(MiB);
     const handle = await startImport(stack, 'cut-off.csv', 'cut-off');
     const job = await waitFor(async () => {

@@ -63,7 +63,11 @@ describe('a frozen worker’s last bytes on a slow path to the service (lenient 
   });
 
   it('the takeover waits out the delivery bound: the late body is the only one the service takes', async () => {
-    const slow = await workers.start({ env: { COMPANY_DATA_BASE_URL: `http://127.0.0.1:${proxy.port}` } });
+    // Its cached workflows (the import, the job record, the ledger) leave its sticky queue 1 s after it freezes.
+    const slow = await workers.start({
+      env: { COMPANY_DATA_BASE_URL: `http://127.0.0.1:${proxy.port}` },
+      stickyQueueTimeoutMs: 1_000,
+    });
     proxy.holdPutBodies();
     const handle = await startImport(stack, 'slow-path.csv', 'slow-path');
     // Every byte of the body, the fenced tail included, has left the worker.

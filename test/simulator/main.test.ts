@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { nodeArgsFor } from '../support/compiled-source.js';
 import { DEMO_TOKENS } from './server.js';
 
 const MAIN = fileURLToPath(new URL('./main.ts', import.meta.url));
@@ -9,7 +10,8 @@ const REPO = fileURLToPath(new URL('../../', import.meta.url));
 let child: ChildProcess | undefined;
 
 function run(args: string[]): ChildProcess {
-  child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
+  // From the run's transpiled copy of the sources (compiled-source.ts), as the worker and the CLI are.
+  child = spawn(process.execPath, [...nodeArgsFor(MAIN), ...args], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
   return child;
 }
 

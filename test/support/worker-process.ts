@@ -1,12 +1,14 @@
 /**
  * The worker as `npm start` runs it, in its own OS process, configured only
  * by environment variables; started through test/support/worker-main.ts so
- * that the test's compression of service time reaches it. A test can wait until it polls,
+ * that the test's compression of service time reaches it (run from the run's
+ * transpiled copy, compiled-source.ts). A test can wait until it polls,
  * kill it with SIGKILL (no graceful anything), or stop it with SIGTERM.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { hostname } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { nodeArgsFor } from './compiled-source.js';
 
 const MAIN = fileURLToPath(new URL('./worker-main.ts', import.meta.url));
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -48,8 +50,8 @@ export async function startWorkerProcess(
   timings: TestWorkerTimings = {},
 ): Promise<WorkerProcess> {
   const arg = (ms: number | undefined) => (ms === undefined ? '-' : String(ms));
-  const args = [MAIN, String(timeCompression), arg(timings.sweepLeaseMs), arg(timings.stickyQueueTimeoutMs)];
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
+  const args = [String(timeCompression), arg(timings.sweepLeaseMs), arg(timings.stickyQueueTimeoutMs)];
+  const child = spawn(process.execPath, [...nodeArgsFor(MAIN), ...args], {
     cwd: ROOT,
     env: processEnv({ LOG_LEVEL: 'INFO', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],

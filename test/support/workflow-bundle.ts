@@ -7,7 +7,8 @@
  * every file.
  */
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { inject } from 'vitest';
@@ -38,6 +39,18 @@ const SHORT_HEARTBEAT_TIMEOUTS_MODULE = fileURLToPath(new URL('./short-heartbeat
 export async function bundleWorkflows(heartbeats: HeartbeatTimeouts = 'product'): Promise<string> {
   const built = bundleOfThisRun(heartbeats);
   return built ? readFile(built, 'utf8') : buildWorkflowBundle(heartbeats);
+}
+
+/**
+ * A file holding the bundle, for a worker process's WORKFLOW_BUNDLE_PATH: this run's
+ * (bundle-once.ts) when there is one, else the bundle written into `dir` now.
+ */
+export async function workflowBundleFile(dir: string, heartbeats: HeartbeatTimeouts = 'product'): Promise<string> {
+  const built = bundleOfThisRun(heartbeats);
+  if (built) return built;
+  const path = join(dir, 'workflow-bundle.js');
+  await writeFile(path, await buildWorkflowBundle(heartbeats));
+  return path;
 }
 
 /** Bundles the workflow code now (about 2 s of CPU). */

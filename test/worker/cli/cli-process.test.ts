@@ -1,15 +1,16 @@
 /**
- * The real CLI as an operator runs it: a child process, its exit code, and
- * what it writes. Temporal is pointed at a closed port, so a command that got
+ * The real CLI as an operator runs it: a child process (worker/cli/main.ts,
+ * from the run's transpiled copy of the sources: compiled-source.ts), its
+ * exit code, and what it writes. Temporal is pointed at a closed port, so a command that got
  * as far as connecting says so.
  */
 import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import pLimit from 'p-limit';
 import { describe, expect, it } from 'vitest';
+import { nodeArgsFor } from '../../support/compiled-source.js';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
-const TSX = resolve(ROOT, 'node_modules/.bin/tsx');
 const CLOSED_PORT_ADDRESS = '127.0.0.1:1';
 
 interface Run {
@@ -29,8 +30,8 @@ function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 function run(args: string[], extraEnv: Record<string, string> = {}): Promise<Run> {
   return new Promise((done) => {
     execFile(
-      TSX,
-      ['worker/cli/main.ts', ...args],
+      process.execPath,
+      [...nodeArgsFor('worker/cli/main.ts'), ...args],
       { cwd: ROOT, env: cleanEnv(extraEnv), timeout: 90_000 },
       (err, stdout, stderr) => {
         const code = err ? (typeof err.code === 'number' ? err.code : null) : 0;
@@ -68,7 +69,7 @@ describe('import-worker as a child process', () => {
       ['schedules', 'list'],
       ['schedules', 'trigger'],
     ];
-    // Two at a time: nine tsx processes at once, each compiling the CLI, outran their limit on a busy 2-core machine.
+    // Two at a time: nine CLI processes at once, each compiling the CLI, outran their limit on a busy 2-core machine.
     const twoAtATime = pLimit(2);
     const runs = await Promise.all(commands.map((c) => twoAtATime(() => run([...c, '--help']))));
     runs.forEach((r, i) => {

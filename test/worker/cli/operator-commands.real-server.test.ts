@@ -22,6 +22,7 @@ import { type LocalS3, S3RVER_CREDENTIALS, startLocalS3 } from '../../../worker/
 import type { ImportProgress } from '../../../workflows/contracts/import-workflow.js';
 import { retrySignal } from '../../../workflows/contracts/messages.js';
 import { objectImportWorkflowId } from '../../../workflows/contracts/nightly.js';
+import { nodeArgsFor } from '../../support/compiled-source.js';
 import { cliContext, waitFor } from '../../support/operator-actions.js';
 import type { StandInImportInput } from '../../support/stand-in-operator-workflows.js';
 import { startTcpProxy } from '../../support/tcp-proxy.js';
@@ -65,14 +66,14 @@ function runCli(args: string[], env: Record<string, string>, options: { closeStd
     return new Promise((done) => {
       execFile(
         process.execPath,
-        ['--import', 'tsx', 'worker/cli/main.ts', ...args],
+        [...nodeArgsFor('worker/cli/main.ts'), ...args],
         { cwd: ROOT, env: cleanEnv(env), timeout: 120_000 },
         (err, stdout, stderr) =>
           done({ code: err ? (typeof err.code === 'number' ? err.code : null) : 0, stdout, stderr }),
       );
     });
   }
-  const child = spawn(process.execPath, ['--import', 'tsx', 'worker/cli/main.ts', ...args], {
+  const child = spawn(process.execPath, [...nodeArgsFor('worker/cli/main.ts'), ...args], {
     cwd: ROOT,
     env: cleanEnv(env),
   });
@@ -359,9 +360,7 @@ describe('the operator commands on a real Temporal server', () => {
       const child = spawn(
         process.execPath,
         [
-          '--import',
-          'tsx',
-          'worker/cli/main.ts',
+          ...nodeArgsFor('worker/cli/main.ts'),
           'start',
           ...['--bucket', BUCKET, '--key', 'k.csv', '--entity-type', 'Account', '--workflow-id', 'lost-1', '--wait'],
         ],

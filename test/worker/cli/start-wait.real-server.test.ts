@@ -10,6 +10,7 @@ import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { nodeArgsFor } from '../../support/compiled-source.js';
 import { createEnvironment } from '../../support/temporal-server.js';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
@@ -26,8 +27,9 @@ function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
+/** The CLI's node arguments (from the run's transpiled copy of the sources, compiled-source.ts). */
 const startArgs = (workflowId: string) => [
-  'worker/cli/main.ts',
+  ...nodeArgsFor('worker/cli/main.ts'),
   'start',
   '--bucket',
   'crm-drops',
@@ -85,9 +87,7 @@ describe('start --wait with no worker on the task queue', () => {
   });
 
   it('says no worker polls the queue; Ctrl-C exits 130 saying the import goes on', { timeout: 120_000 }, async () => {
-    const run = track(
-      spawn(process.execPath, ['--import', 'tsx', ...startArgs('no-worker-pipe')], { cwd: ROOT, env: cliEnv }),
-    );
+    const run = track(spawn(process.execPath, startArgs('no-worker-pipe'), { cwd: ROOT, env: cliEnv }));
     await until(run, NO_WORKER);
     run.child.kill('SIGINT');
     expect(await run.exited).toBe(130);
@@ -102,7 +102,7 @@ describe('start --wait with no worker on the task queue', () => {
     timeout: 120_000,
   }, async () => {
     // script(1) gives the command a terminal; a ^C written to it is the terminal's Ctrl-C (SIGINT).
-    const command = ['exec', process.execPath, '--import', 'tsx', ...startArgs('no-worker-tty')].join(' ');
+    const command = ['exec', process.execPath, ...startArgs('no-worker-tty')].join(' ');
     const run = track(spawn('script', ['-qefc', command, '/dev/null'], { cwd: ROOT, env: cliEnv }));
     await until(run, NO_WORKER);
     run.child.stdin?.write('\x03');

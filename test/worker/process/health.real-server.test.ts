@@ -23,6 +23,7 @@ import {
   ledgerWorkflowId,
 } from '../../../workflows/contracts/budget.js';
 import { DEMO_TOKENS } from '../../simulator/server.js';
+import { nodeArgsFor } from '../../support/compiled-source.js';
 import { type FullStack, startFullStack } from '../../support/full-stack.js';
 import { type KillableWorker, type WorkerPool, workerPool } from '../../support/killable-worker.js';
 import { simRequests } from '../../support/sim-inspect.js';
@@ -152,7 +153,7 @@ describe('a worker process waiting for its Temporal server', () => {
   it('is alive and not ready, naming Temporal', { timeout: 120_000 }, async () => {
     const port = await freePort();
     const nobody = await freePort();
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
+    const child = spawn(process.execPath, nodeArgsFor(MAIN), {
       env: {
         PATH: process.env.PATH ?? '',
         HOME: process.env.HOME ?? '',
@@ -182,7 +183,7 @@ describe('a worker process waiting for its Temporal server', () => {
   });
 });
 
-/** The first answer once the process listens (it takes seconds to load under tsx). */
+/** The first answer once the process listens (it takes seconds to load). */
 async function untilAnswering(port: number, path: string): Promise<Answer> {
   for (;;) {
     try {

@@ -1,6 +1,7 @@
 /**
  * `npm run worker` as an operator meets it: the real entry point in a child
- * process. Bad configuration stops it with one line and exit code 2; a
+ * process (worker/process/main.ts, from the run's transpiled copy of the
+ * sources: test/support/compiled-source.ts). Bad configuration stops it with one line and exit code 2; a
  * Temporal server it cannot reach, with one line and exit code 1; the token
  * shows up in neither. Its stderr is not a terminal here, so every line,
  * the fatal one included, is JSON.
@@ -14,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { freePort } from '../../../worker/demo/free-port.js';
 import { findTemporalBinary } from '../../../worker/demo/temporal-binaries.js';
+import { nodeArgsFor } from '../../support/compiled-source.js';
 
 const MAIN = fileURLToPath(new URL('../../../worker/process/main.ts', import.meta.url));
 const TOKEN = 'worker-main-test-token-do-not-print';
@@ -38,7 +40,7 @@ function logLines(output: string): LogLine[] {
 }
 
 function runWorker(env: Record<string, string>) {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', MAIN], {
+  const result = spawnSync(process.execPath, nodeArgsFor(MAIN), {
     env: baseEnv(env),
     encoding: 'utf8',
     timeout: 120_000,
@@ -264,7 +266,7 @@ describe('a worker started before its Temporal server', () => {
     timeout: 180_000,
   }, async () => {
     const port = await freePort();
-    const worker = spawn(process.execPath, ['--import', 'tsx', MAIN], {
+    const worker = spawn(process.execPath, nodeArgsFor(MAIN), {
       env: baseEnv({
         ...SERVICE,
         TEMPORAL_ADDRESS: `127.0.0.1:${port}`,
