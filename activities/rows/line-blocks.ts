@@ -7,7 +7,8 @@
 export type CanonicalLine = string | Uint8Array;
 
 const BLOCK_BYTES = 64 * 1024;
-const CRLF = [0x0d, 0x0a];
+const CR = 0x0d;
+const LF = 0x0a;
 
 /** The size of a canonical line in bytes. */
 export function lineBytes(line: CanonicalLine): number {
@@ -29,9 +30,12 @@ export class LineBlocks {
     if (typeof line === 'string') {
       this.used += this.block.write(line, this.used, 'utf8');
     } else {
-      this.block.set(line, this.used);
-      this.block.set(CRLF, this.used + line.length);
-      this.used += line.length + 2;
+      const block = this.block;
+      const end = this.used + line.length;
+      block.set(line, this.used);
+      block[end] = CR;
+      block[end + 1] = LF;
+      this.used = end + 2;
     }
     return closed;
   }

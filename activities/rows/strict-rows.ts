@@ -19,6 +19,7 @@
  */
 import type { Dialect } from './dialect.js';
 import type { CanonicalLine } from './line-blocks.js';
+import { PlainRow } from './plain-row.js';
 import type { SourceRow } from './row-parser.js';
 import { latin1ToWindows1252 } from './windows-1252.js';
 
@@ -56,6 +57,8 @@ export class StrictRows {
   // What `row()` read: the fields (undefined for an empty line, which csv-parse skips) and the canonical line.
   private fields: string[] | undefined;
   private line: CanonicalLine | undefined;
+  /** Set instead of `fields` for a row of a UTF-8, comma file without quotes: its content's end. */
+  private plainEnd = -1;
   // The next LF, quote and CR at or after a position of the data being read (its length when there is none).
   private lfAt = -1;
   private quoteAt = -1;
@@ -114,7 +117,11 @@ export class StrictRows {
         this.stopped = `a row longer than ${this.maxRowBytes} bytes`;
         break;
       }
-      if (this.fields !== undefined) {
+      if (this.plainEnd >= 0) {
+        rows.push(new PlainRow(this.nextRow++, this.carryStart + end, data, pos, this.plainEnd));
+        this.plainEnd = -1;
+        lastEnd = end;
+      } else if (this.fields !== undefined) {
         const row: SourceRow = { row: this.nextRow++, fields: this.fields, end: this.carryStart + end };
         if (this.line !== undefined) row.canonical = this.line;
         rows.push(row);
@@ -138,6 +145,7 @@ export class StrictRows {
 
   /** Reads the row at `start`: returns the offset past its line end, INCOMPLETE or STOP. */
   private row(data: Buffer, start: number, final: boolean): number {
+    this.plainEnd = -1;
     this.lfAt = this.next(data, LF, this.lfAt, start);
     this.quoteAt = this.next(data, QUOTE, this.quoteAt, start);
     this.crAt = this.next(data, CR, this.crAt, start);
@@ -150,7 +158,8 @@ export class StrictRows {
         this.fields = undefined;
         return Math.min(lf + 1, data.length);
       }
-      this.plainRow(data, start, contentEnd);
+      if (this.plainIsCanonical) this.plainEnd = contentEnd;
+      else this.plainRow(data, start, contentEnd);
       return Math.min(lf + 1, data.length);
     }
     return this.walk(data, start, final);
@@ -161,8 +170,7 @@ export class StrictRows {
     const text = this.text(data, start, end);
     const fields = text.split(this.delimiterText);
     this.fields = fields;
-    if (this.plainIsCanonical) this.line = data.subarray(start, end);
-    else if (this.delimiter === COMMA) this.line = `${text}\r\n`;
+    if (this.delimiter === COMMA) this.line = `${text}\r\n`;
     else if (!text.includes(',')) this.line = `${fields.join(',')}\r\n`;
     else this.line = `${fields.map((f) => (f.includes(',') ? `"${f}"` : f)).join(',')}\r\n`;
   }
