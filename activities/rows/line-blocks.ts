@@ -4,7 +4,13 @@
  * rows. A line is its text (with its CRLF), or the bytes of a row that
  * already is its canonical line, without the CRLF the block adds.
  */
-export type CanonicalLine = string | Uint8Array;
+export type CanonicalLine = string | Uint8Array | LineBytes;
+
+/** Bytes that are a canonical line but its CRLF, kept where they were read: copied once, into the block. */
+export interface LineBytes {
+  readonly length: number;
+  copyTo(target: Buffer, at: number): void;
+}
 
 const BLOCK_BYTES = 64 * 1024;
 const CR = 0x0d;
@@ -32,7 +38,8 @@ export class LineBlocks {
     } else {
       const block = this.block;
       const end = this.used + line.length;
-      block.set(line, this.used);
+      if (line instanceof Uint8Array) block.set(line, this.used);
+      else line.copyTo(block, this.used);
       block[end] = CR;
       block[end + 1] = LF;
       this.used = end + 2;

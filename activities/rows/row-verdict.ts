@@ -22,7 +22,8 @@ export function rowVerdict(limits: RowLimits, row: SourceRow): RowVerdict {
   if (row.unreadable !== undefined) return { reason: row.unreadable };
   const problem = row instanceof PlainRow ? plainRowProblem(limits.rules, row) : rowProblem(limits.rules, row.fields);
   if (problem !== undefined) return { reason: problem };
-  const line = row.canonical ?? canonicalLine(row.fields);
+  // A plain row is its own line: copied from where it was read, without a view of its bytes of its own.
+  const line = row instanceof PlainRow ? row : (row.canonical ?? canonicalLine(row.fields));
   const bytes = lineBytes(line);
   if (limits.headerBytes + bytes > limits.maxPartBytes) {
     return {

@@ -18,7 +18,6 @@
  * against it).
  */
 import type { Dialect } from './dialect.js';
-import type { CanonicalLine } from './line-blocks.js';
 import { PlainRow } from './plain-row.js';
 import type { SourceRow } from './row-parser.js';
 import { latin1ToWindows1252 } from './windows-1252.js';
@@ -56,7 +55,7 @@ export class StrictRows {
   private readonly plainIsCanonical: boolean;
   // What `row()` read: the fields (undefined for an empty line, which csv-parse skips) and the canonical line.
   private fields: string[] | undefined;
-  private line: CanonicalLine | undefined;
+  private line: string | Uint8Array | undefined;
   /** Set instead of `fields` for a row of a UTF-8, comma file without quotes: its content's end. */
   private plainEnd = -1;
   // The next LF, quote and CR at or after a position of the data being read (its length when there is none).

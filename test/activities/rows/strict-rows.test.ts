@@ -8,7 +8,6 @@ import { describe, expect, it } from 'vitest';
 import { canonicalLine } from '../../../activities/rows/canonical-csv.js';
 import type { Delimiter, Dialect } from '../../../activities/rows/dialect.js';
 import { RowStageError } from '../../../activities/rows/errors.js';
-import type { CanonicalLine } from '../../../activities/rows/line-blocks.js';
 import { PlainRow } from '../../../activities/rows/plain-row.js';
 import { type ParsedBatch, RowParser, type SourceRow } from '../../../activities/rows/row-parser.js';
 import { sourceRows } from '../../../activities/rows/source-rows.js';
@@ -102,7 +101,7 @@ async function expectSameRows(
 }
 
 const utf8 = (text: string) => Buffer.from(text, 'utf8');
-const lineText = (line: CanonicalLine) =>
+const lineText = (line: string | Uint8Array) =>
   typeof line === 'string' ? line : `${Buffer.from(line).toString('utf8')}\r\n`;
 
 describe('the strict reader reads what csv-parse reads', () => {
