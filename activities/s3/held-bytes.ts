@@ -45,6 +45,11 @@ export class HeldBytes {
     for (const wake of waiters) wake();
   }
 
+  /** Over the budget: a part must ask for room before it reads on. */
+  get full(): boolean {
+    return this.bytes > this.budget;
+  }
+
   async room(mayReadAnyway: () => boolean, signal: AbortSignal): Promise<void> {
     while (this.bytes > this.budget && !mayReadAnyway() && !signal.aborted) {
       await new Promise<void>((resolve) => this.waiters.push(resolve));

@@ -87,6 +87,13 @@ export function nextWindow(window: number, elapsedMs: number, waitedMs: number, 
   return Math.min(maxParts, Math.max(window + 1, Math.ceil((window * elapsedMs) / busyMs)));
 }
 
+/**
+ * The most one read of the stream returns. Each piece costs the PUT a pass
+ * through its layers and a TLS write: 16 KiB pieces cost about 0.8 CPU s/GiB
+ * more than 64 KiB ones, and pieces beyond that save little.
+ */
+const PIECE_BYTES = 256 * 1024;
+
 /** The adaptive window is sized again after this many bytes emitted, and at the end of each part. */
 const DECIDE_EVERY_BYTES = 2 * 1024 * 1024;
 
@@ -164,7 +171,7 @@ class Part {
       this.bytes.push(chunk as Buffer, this.atHead);
       this.held.add((chunk as Buffer).length);
       this.wakeReader();
-      await this.held.room(() => this.atHead && this.bytes.empty, this.signal);
+      if (this.held.full) await this.held.room(() => this.atHead && this.bytes.empty, this.signal);
     }
     if (received !== this.expectedBytes) {
       throw new ShortPart(`S3 returned ${received} bytes for the ${this.describe}`);
@@ -265,7 +272,9 @@ function readRanged(
     }
   }
 
-  const stream = Readable.from(inOrder(), { objectMode: false });
+  // The PUT reads whatever is buffered as one piece: S3's TLS chunks (16 KiB) gathered, so every layer after
+  // this one (the fence, the meter, undici, the TLS write) runs per piece, not per S3 chunk.
+  const stream = Readable.from(inOrder(), { objectMode: false, highWaterMark: PIECE_BYTES });
   stream.once('close', () => {
     options.signal?.removeEventListener('abort', stopParts);
     parts.abort();
