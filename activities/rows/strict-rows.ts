@@ -179,6 +179,22 @@ export class StrictRows {
     return this.fix ? this.fix(text) : text;
   }
 
+  /**
+   * The text of a walked row's fields. A single-byte file's line is decoded
+   * once, up to its LF, and each field is a slice of it (one character per
+   * byte, so byte offsets are character offsets): one decode and one
+   * Windows-1252 fix per line instead of per field. A field past that LF (a
+   * quoted line break) and any UTF-8 field is decoded on its own.
+   */
+  private lineText(data: Buffer, start: number): { field(from: number, to: number): string } {
+    if (this.encoding === 'utf8') return { field: (from, to) => this.text(data, from, to) };
+    const end = this.lfAt;
+    const text = this.text(data, start, end);
+    return {
+      field: (from, to) => (to <= end ? text.slice(from - start, to - start) : this.text(data, from, to)),
+    };
+  }
+
   private stop(reason: string): number {
     this.stopped = reason;
     return STOP;
@@ -193,6 +209,7 @@ export class StrictRows {
     let needs: boolean[] | undefined;
     let ownBytes = this.plainIsCanonical;
     let p = start;
+    const line = this.lineText(data, start);
     for (;;) {
       let end: number;
       if (p < length && data[p] === QUOTE) {
@@ -209,7 +226,7 @@ export class StrictRows {
           break;
         }
         if (close + 1 >= length && !final) return INCOMPLETE;
-        const value = this.text(data, p + 1, close);
+        const value = line.field(p + 1, close);
         fields.push(escaped ? value.replaceAll('""', '"') : value);
         if (escaped || needsQuotes(data, p + 1, close)) needs = marked(needs, fields.length - 1);
         else ownBytes = false;
@@ -229,7 +246,7 @@ export class StrictRows {
         }
         if (end >= length && !final) return INCOMPLETE;
         if (end < length && data[end] === QUOTE) return this.stop('a quote inside an unquoted field');
-        fields.push(this.text(data, p, end));
+        fields.push(line.field(p, end));
         if (comma) needs = marked(needs, fields.length - 1);
       }
       let rowEnd: number;
