@@ -20,6 +20,7 @@ import { machineBusyPercentSince, machineTicks, runMeasurement, startSimulatorPr
 import { receivedJob, verify } from './simulator-jobs.js';
 import { GeneratedCsv, serveGenerated } from './split/generated-object.js';
 
+const MiB = 1024 ** 2;
 const GiB = 1024 ** 3;
 const BUCKET = 'bench';
 
@@ -95,7 +96,7 @@ try {
   for (const p of run.parts) {
     console.log(
       `${p.number} | ${p.rowsSent} | ${p.firstRow}-${p.lastRow} | ${p.bytes} | ${round(p.seconds)} | ` +
-        `${round(p.cpuSeconds)} | ${round(p.cpuSeconds / (p.bytes / GiB), 2)}`,
+        `${round(p.cpuSeconds)} | ${p.bytes < MiB ? '-' : round(p.cpuSeconds / (p.bytes / GiB), 2)}`,
     );
   }
   console.log(
