@@ -58,6 +58,10 @@ export class StrictRows {
   private line: string | Uint8Array | undefined;
   /** Set instead of `fields` for a row of a UTF-8, comma file without quotes: its content's end. */
   private plainEnd = -1;
+  // A walked single-byte line's text, from its first byte up to its LF (decodeLine); none for UTF-8.
+  private lineText = '';
+  private lineStart = 0;
+  private lineEnd = -1;
   // The next LF, quote and CR at or after a position of the data being read (its length when there is none).
   private lfAt = -1;
   private quoteAt = -1;
@@ -180,19 +184,22 @@ export class StrictRows {
   }
 
   /**
-   * The text of a walked row's fields. A single-byte file's line is decoded
-   * once, up to its LF, and each field is a slice of it (one character per
-   * byte, so byte offsets are character offsets): one decode and one
-   * Windows-1252 fix per line instead of per field. A field past that LF (a
-   * quoted line break) and any UTF-8 field is decoded on its own.
+   * A walked single-byte line is decoded once, up to its LF, and each field
+   * is a slice of it (one character per byte, so byte offsets are character
+   * offsets): one decode and one Windows-1252 fix per line instead of per
+   * field. A field past that LF (a quoted line break) and every UTF-8 field
+   * is decoded on its own.
    */
-  private lineText(data: Buffer, start: number): { field(from: number, to: number): string } {
-    if (this.encoding === 'utf8') return { field: (from, to) => this.text(data, from, to) };
-    const end = this.lfAt;
-    const text = this.text(data, start, end);
-    return {
-      field: (from, to) => (to <= end ? text.slice(from - start, to - start) : this.text(data, from, to)),
-    };
+  private decodeLine(data: Buffer, start: number): void {
+    if (this.encoding === 'utf8') return;
+    this.lineStart = start;
+    this.lineEnd = this.lfAt;
+    this.lineText = this.text(data, start, this.lfAt);
+  }
+
+  private fieldText(data: Buffer, from: number, to: number): string {
+    if (to > this.lineEnd) return this.text(data, from, to);
+    return this.lineText.slice(from - this.lineStart, to - this.lineStart);
   }
 
   private stop(reason: string): number {
@@ -209,7 +216,7 @@ export class StrictRows {
     let needs: boolean[] | undefined;
     let ownBytes = this.plainIsCanonical;
     let p = start;
-    const line = this.lineText(data, start);
+    this.decodeLine(data, start);
     for (;;) {
       let end: number;
       if (p < length && data[p] === QUOTE) {
@@ -226,7 +233,7 @@ export class StrictRows {
           break;
         }
         if (close + 1 >= length && !final) return INCOMPLETE;
-        const value = line.field(p + 1, close);
+        const value = this.fieldText(data, p + 1, close);
         fields.push(escaped ? value.replaceAll('""', '"') : value);
         if (escaped || needsQuotes(data, p + 1, close)) needs = marked(needs, fields.length - 1);
         else ownBytes = false;
@@ -246,7 +253,7 @@ export class StrictRows {
         }
         if (end >= length && !final) return INCOMPLETE;
         if (end < length && data[end] === QUOTE) return this.stop('a quote inside an unquoted field');
-        fields.push(line.field(p, end));
+        fields.push(this.fieldText(data, p, end));
         if (comma) needs = marked(needs, fields.length - 1);
       }
       let rowEnd: number;
