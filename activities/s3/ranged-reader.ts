@@ -87,13 +87,6 @@ export function nextWindow(window: number, elapsedMs: number, waitedMs: number, 
   return Math.min(maxParts, Math.max(window + 1, Math.ceil((window * elapsedMs) / busyMs)));
 }
 
-/**
- * The most one read of the stream returns. Each piece costs the PUT a pass
- * through its layers and a TLS write: 16 KiB pieces cost about 0.8 CPU s/GiB
- * more than 64 KiB ones, and pieces beyond that save little.
- */
-const PIECE_BYTES = 256 * 1024;
-
 /** The adaptive window is sized again after this many bytes emitted, and at the end of each part. */
 const DECIDE_EVERY_BYTES = 2 * 1024 * 1024;
 
@@ -272,9 +265,7 @@ function readRanged(
     }
   }
 
-  // The PUT reads whatever is buffered as one piece: S3's TLS chunks (16 KiB) gathered, so every layer after
-  // this one (the fence, the meter, undici, the TLS write) runs per piece, not per S3 chunk.
-  const stream = Readable.from(inOrder(), { objectMode: false, highWaterMark: PIECE_BYTES });
+  const stream = Readable.from(inOrder(), { objectMode: false });
   stream.once('close', () => {
     options.signal?.removeEventListener('abort', stopParts);
     parts.abort();
