@@ -4,10 +4,17 @@
  * rows. A line is its text (with its CRLF), or the bytes of a row that
  * already is its canonical line, without the CRLF the block adds.
  */
-export type CanonicalLine = string | Uint8Array;
+export type CanonicalLine = string | Uint8Array | LineBytes;
+
+/** Bytes that are a canonical line but its CRLF, kept where they were read: copied once, into the block. */
+export interface LineBytes {
+  readonly length: number;
+  copyTo(target: Buffer, at: number): void;
+}
 
 const BLOCK_BYTES = 64 * 1024;
-const CRLF = [0x0d, 0x0a];
+const CR = 0x0d;
+const LF = 0x0a;
 
 /** The size of a canonical line in bytes. */
 export function lineBytes(line: CanonicalLine): number {
@@ -29,9 +36,13 @@ export class LineBlocks {
     if (typeof line === 'string') {
       this.used += this.block.write(line, this.used, 'utf8');
     } else {
-      this.block.set(line, this.used);
-      this.block.set(CRLF, this.used + line.length);
-      this.used += line.length + 2;
+      const block = this.block;
+      const end = this.used + line.length;
+      if (line instanceof Uint8Array) block.set(line, this.used);
+      else line.copyTo(block, this.used);
+      block[end] = CR;
+      block[end + 1] = LF;
+      this.used = end + 2;
     }
     return closed;
   }

@@ -9,7 +9,6 @@
 import type { TransformCallback } from 'node:stream';
 import { type Options, Parser } from 'csv-parse';
 import type { Dialect } from './dialect.js';
-import type { CanonicalLine } from './line-blocks.js';
 import { latin1ToWindows1252 } from './windows-1252.js';
 
 export interface SourceRow {
@@ -21,7 +20,7 @@ export interface SourceRow {
   /** Set when the record could not be read as a row (an unclosed quote). */
   unreadable?: string;
   /** The row's canonical line when the reader already wrote it (canonicalLine's text, or bytes without the CRLF). */
-  canonical?: CanonicalLine;
+  canonical?: string | Uint8Array;
 }
 
 export type ParsedBatch = { rows: SourceRow[] } | { rows: SourceRow[]; error: Error };

@@ -7,6 +7,7 @@
  */
 import type { EntityType, FieldMapping, MappingObjectType } from '../../workflows/contracts/import-input.js';
 import { labelKey, REQUIRED_FIELDS, type RequiredField } from '../csv/required-labels.js';
+import type { PlainRow } from './plain-row.js';
 import { type CheckedDataType, isCheckedDataType, isOfType } from './value-types.js';
 
 /** The import's settings the rows are checked against. */
@@ -80,4 +81,21 @@ export function rowProblem(rules: RowRules, fields: readonly string[]): string |
       problems.push(`${quoted(header[column]!)} is ${quoted(value)}, not a ${type}`);
   }
   return problems.length > 0 ? problems.join('; ') : undefined;
+}
+
+/**
+ * rowProblem for a row read from its bytes: the field count and the columns
+ * the rules read, no other field decoded. A row with a problem is described
+ * by rowProblem itself, so the reason is word for word the same.
+ */
+export function plainRowProblem(rules: RowRules, row: PlainRow): string | undefined {
+  if (row.fieldCount() !== rules.header.length) return rowProblem(rules, row.fields);
+  for (const column of rules.required) {
+    if (row.isBlank(column)) return rowProblem(rules, row.fields);
+  }
+  for (const { column, type } of rules.typed) {
+    const value = row.field(column);
+    if (value.trim() !== '' && !isOfType(value, type)) return rowProblem(rules, row.fields);
+  }
+  return undefined;
 }

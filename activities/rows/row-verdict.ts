@@ -5,7 +5,8 @@
  */
 import { canonicalLine } from './canonical-csv.js';
 import { type CanonicalLine, lineBytes } from './line-blocks.js';
-import { type RowRules, rowProblem } from './row-rules.js';
+import { PlainRow } from './plain-row.js';
+import { plainRowProblem, type RowRules, rowProblem } from './row-rules.js';
 import type { SourceRow } from './source-rows.js';
 
 export type RowVerdict = { line: CanonicalLine; bytes: number } | { reason: string };
@@ -19,9 +20,10 @@ export interface RowLimits {
 
 export function rowVerdict(limits: RowLimits, row: SourceRow): RowVerdict {
   if (row.unreadable !== undefined) return { reason: row.unreadable };
-  const problem = rowProblem(limits.rules, row.fields);
+  const problem = row instanceof PlainRow ? plainRowProblem(limits.rules, row) : rowProblem(limits.rules, row.fields);
   if (problem !== undefined) return { reason: problem };
-  const line = row.canonical ?? canonicalLine(row.fields);
+  // A plain row is its own line: copied from where it was read, without a view of its bytes of its own.
+  const line = row instanceof PlainRow ? row : (row.canonical ?? canonicalLine(row.fields));
   const bytes = lineBytes(line);
   if (limits.headerBytes + bytes > limits.maxPartBytes) {
     return {

@@ -18,7 +18,7 @@
  * against it).
  */
 import type { Dialect } from './dialect.js';
-import type { CanonicalLine } from './line-blocks.js';
+import { PlainRow } from './plain-row.js';
 import type { SourceRow } from './row-parser.js';
 import { latin1ToWindows1252 } from './windows-1252.js';
 
@@ -55,7 +55,13 @@ export class StrictRows {
   private readonly plainIsCanonical: boolean;
   // What `row()` read: the fields (undefined for an empty line, which csv-parse skips) and the canonical line.
   private fields: string[] | undefined;
-  private line: CanonicalLine | undefined;
+  private line: string | Uint8Array | undefined;
+  /** Set instead of `fields` for a row of a UTF-8, comma file without quotes: its content's end. */
+  private plainEnd = -1;
+  // A walked single-byte line's text, from its first byte up to its LF (decodeLine); none for UTF-8.
+  private lineText = '';
+  private lineStart = 0;
+  private lineEnd = -1;
   // The next LF, quote and CR at or after a position of the data being read (its length when there is none).
   private lfAt = -1;
   private quoteAt = -1;
@@ -114,7 +120,11 @@ export class StrictRows {
         this.stopped = `a row longer than ${this.maxRowBytes} bytes`;
         break;
       }
-      if (this.fields !== undefined) {
+      if (this.plainEnd >= 0) {
+        rows.push(new PlainRow(this.nextRow++, this.carryStart + end, data, pos, this.plainEnd));
+        this.plainEnd = -1;
+        lastEnd = end;
+      } else if (this.fields !== undefined) {
         const row: SourceRow = { row: this.nextRow++, fields: this.fields, end: this.carryStart + end };
         if (this.line !== undefined) row.canonical = this.line;
         rows.push(row);
@@ -138,6 +148,7 @@ export class StrictRows {
 
   /** Reads the row at `start`: returns the offset past its line end, INCOMPLETE or STOP. */
   private row(data: Buffer, start: number, final: boolean): number {
+    this.plainEnd = -1;
     this.lfAt = this.next(data, LF, this.lfAt, start);
     this.quoteAt = this.next(data, QUOTE, this.quoteAt, start);
     this.crAt = this.next(data, CR, this.crAt, start);
@@ -150,7 +161,8 @@ export class StrictRows {
         this.fields = undefined;
         return Math.min(lf + 1, data.length);
       }
-      this.plainRow(data, start, contentEnd);
+      if (this.plainIsCanonical) this.plainEnd = contentEnd;
+      else this.plainRow(data, start, contentEnd);
       return Math.min(lf + 1, data.length);
     }
     return this.walk(data, start, final);
@@ -161,8 +173,7 @@ export class StrictRows {
     const text = this.text(data, start, end);
     const fields = text.split(this.delimiterText);
     this.fields = fields;
-    if (this.plainIsCanonical) this.line = data.subarray(start, end);
-    else if (this.delimiter === COMMA) this.line = `${text}\r\n`;
+    if (this.delimiter === COMMA) this.line = `${text}\r\n`;
     else if (!text.includes(',')) this.line = `${fields.join(',')}\r\n`;
     else this.line = `${fields.map((f) => (f.includes(',') ? `"${f}"` : f)).join(',')}\r\n`;
   }
@@ -170,6 +181,25 @@ export class StrictRows {
   private text(data: Buffer, start: number, end: number): string {
     const text = data.toString(this.encoding, start, end);
     return this.fix ? this.fix(text) : text;
+  }
+
+  /**
+   * A walked single-byte line is decoded once, up to its LF, and each field
+   * is a slice of it (one character per byte, so byte offsets are character
+   * offsets): one decode and one Windows-1252 fix per line instead of per
+   * field. A field past that LF (a quoted line break) and every UTF-8 field
+   * is decoded on its own.
+   */
+  private decodeLine(data: Buffer, start: number): void {
+    if (this.encoding === 'utf8') return;
+    this.lineStart = start;
+    this.lineEnd = this.lfAt;
+    this.lineText = this.text(data, start, this.lfAt);
+  }
+
+  private fieldText(data: Buffer, from: number, to: number): string {
+    if (to > this.lineEnd) return this.text(data, from, to);
+    return this.lineText.slice(from - this.lineStart, to - this.lineStart);
   }
 
   private stop(reason: string): number {
@@ -186,6 +216,7 @@ export class StrictRows {
     let needs: boolean[] | undefined;
     let ownBytes = this.plainIsCanonical;
     let p = start;
+    this.decodeLine(data, start);
     for (;;) {
       let end: number;
       if (p < length && data[p] === QUOTE) {
@@ -202,7 +233,7 @@ export class StrictRows {
           break;
         }
         if (close + 1 >= length && !final) return INCOMPLETE;
-        const value = this.text(data, p + 1, close);
+        const value = this.fieldText(data, p + 1, close);
         fields.push(escaped ? value.replaceAll('""', '"') : value);
         if (escaped || needsQuotes(data, p + 1, close)) needs = marked(needs, fields.length - 1);
         else ownBytes = false;
@@ -222,7 +253,7 @@ export class StrictRows {
         }
         if (end >= length && !final) return INCOMPLETE;
         if (end < length && data[end] === QUOTE) return this.stop('a quote inside an unquoted field');
-        fields.push(this.text(data, p, end));
+        fields.push(this.fieldText(data, p, end));
         if (comma) needs = marked(needs, fields.length - 1);
       }
       let rowEnd: number;

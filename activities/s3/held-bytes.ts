@@ -45,6 +45,11 @@ export class HeldBytes {
     for (const wake of waiters) wake();
   }
 
+  /** Over the budget: a part must ask for room before it reads on. */
+  get full(): boolean {
+    return this.bytes > this.budget;
+  }
+
   async room(mayReadAnyway: () => boolean, signal: AbortSignal): Promise<void> {
     while (this.bytes > this.budget && !mayReadAnyway() && !signal.aborted) {
       await new Promise<void>((resolve) => this.waiters.push(resolve));
@@ -53,6 +58,14 @@ export class HeldBytes {
 }
 
 const BLOCK_BYTES = 64 * 1024;
+
+/**
+ * The most bytes the PUT takes at once. Each piece costs the PUT a pass
+ * through its layers and a TLS write: 16 KiB pieces (S3's TLS chunks) cost
+ * about 0.8 CPU s/GiB more than 64 KiB ones over loopback TLS, and pieces
+ * beyond that save little.
+ */
+const PIECE_BYTES = 256 * 1024;
 
 /** A reused block: bytes [0, filled) written, [0, taken) already handed to the PUT. */
 export interface Block {
@@ -116,7 +129,11 @@ export class PartBytes {
     }
   }
 
-  /** The next bytes for the PUT, in a Buffer of their own (never a view of a block that will be reused). */
+  /**
+   * The next bytes for the PUT, in a Buffer of their own (never a view of a
+   * block that will be reused): a chunk that passes through as it came, or
+   * all that the blocks at the front hold, up to PIECE_BYTES, in one copy.
+   */
   shift(): Buffer | undefined {
     this.dropTaken();
     const head = this.queue[0];
@@ -125,12 +142,26 @@ export class PartBytes {
       this.queue.shift();
       return head;
     }
-    if (head.taken === head.filled) return undefined;
-    const copy = Buffer.from(head.buffer.subarray(head.taken, head.filled));
-    head.taken = head.filled;
-    if (head === this.writing && head.filled === head.buffer.length) this.writing = undefined;
+    let size = 0;
+    for (const item of this.queue) {
+      if (Buffer.isBuffer(item) || size >= PIECE_BYTES) break;
+      size += item.filled - item.taken;
+    }
+    if (size === 0) return undefined;
+    const piece = Buffer.allocUnsafe(Math.min(size, PIECE_BYTES));
+    let at = 0;
+    for (const item of this.queue) {
+      if (Buffer.isBuffer(item) || at === piece.length) break;
+      const n = Math.min(item.filled - item.taken, piece.length - at);
+      item.buffer.copy(piece, at, item.taken, item.taken + n);
+      item.taken += n;
+      at += n;
+    }
+    const writing = this.writing;
+    if (writing && writing.filled === writing.buffer.length && writing.taken === writing.filled)
+      this.writing = undefined;
     this.dropTaken();
-    return copy;
+    return piece;
   }
 
   /** The part is done (or failed): its last block takes no more bytes. */

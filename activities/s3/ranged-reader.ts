@@ -164,7 +164,7 @@ class Part {
       this.bytes.push(chunk as Buffer, this.atHead);
       this.held.add((chunk as Buffer).length);
       this.wakeReader();
-      await this.held.room(() => this.atHead && this.bytes.empty, this.signal);
+      if (this.held.full) await this.held.room(() => this.atHead && this.bytes.empty, this.signal);
     }
     if (received !== this.expectedBytes) {
       throw new ShortPart(`S3 returned ${received} bytes for the ${this.describe}`);

@@ -52,9 +52,18 @@ export async function startSimulatorProcess(): Promise<RunningSimulator> {
   }
 }
 
+/**
+ * `BENCH_CPU_PROF=dir`: each measurement child writes a V8 CPU profile there
+ * (open it in Chrome's DevTools): where a run's CPU goes, in its own process.
+ */
+function profiling(): string[] {
+  const dir = process.env.BENCH_CPU_PROF;
+  return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
+}
+
 /** Runs a measurement script and returns the JSON it printed last. */
 export async function runMeasurement<T>(script: string, env: Record<string, string>): Promise<T> {
-  const child = spawn(TSX, [script], {
+  const child = spawn(TSX, [...profiling(), script], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...env, NODE_NO_WARNINGS: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],

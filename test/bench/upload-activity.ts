@@ -11,6 +11,7 @@ import { ServiceClient } from '../../activities/service/client.js';
 import { createTokenSource } from '../../activities/service/token-source.js';
 import { Secret } from '../../temporal.config.js';
 import type { UploadDataInput, UploadDataResult } from '../../workflows/contracts/activities.js';
+import type { PartOfVersion } from '../../workflows/contracts/object-version.js';
 import { uploadAfterCreate } from '../activities/upload/environment.js';
 import { DEMO_TOKENS } from '../simulator/server.js';
 import { InMemoryBudgetGate, SPEC_BUDGET_SETTINGS } from '../support/in-memory-budget-gate.js';
@@ -22,8 +23,11 @@ const MiB = 1024 * 1024;
 const BENCH_TENANT = 'bench';
 
 interface BenchUploader {
-  /** Uploads `object` into job `jobId`, as one activity run; with a row plan, its regenerated body (`sizeBytes` long). */
-  upload(object: BenchObject, jobId: string, rowPlan?: RowPlan): Promise<UploadDataResult>;
+  /**
+   * Uploads `object` into job `jobId`, as one activity run; with a row plan, its regenerated body (`sizeBytes`
+   * long): part 1, or the part named.
+   */
+  upload(object: BenchObject, jobId: string, rowPlan?: RowPlan, part?: PartOfVersion): Promise<UploadDataResult>;
   close(): Promise<void>;
 }
 
@@ -45,7 +49,7 @@ export function createBenchUploader(t: BenchTarget): BenchUploader {
   });
   let runs = 0;
   return {
-    async upload(object, jobId, rowPlan) {
+    async upload(object, jobId, rowPlan, part) {
       const env = new MockActivityEnvironment({ activityId: `bench-upload-${++runs}` });
       const { key, etag, sizeBytes } = object;
       const input: UploadDataInput = {
@@ -57,6 +61,7 @@ export function createBenchUploader(t: BenchTarget): BenchUploader {
         sizeBytes,
         listAction: 'noop',
         ...(rowPlan ? { rowPlan } : {}),
+        ...(part ? { part } : {}),
       };
       return (await env.run(uploadData, input)) as UploadDataResult;
     },

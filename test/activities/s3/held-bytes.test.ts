@@ -51,6 +51,15 @@ describe('PartBytes', () => {
     expect(Buffer.concat(out).equals(Buffer.concat(chunks))).toBe(true);
   });
 
+  it('hands out what several blocks hold as one piece of up to 256 KiB, so the PUT writes few large pieces', () => {
+    const part = new PartBytes(new BlockPool());
+    const chunks = Array.from({ length: 40 }, (_, i) => bytesOf(16 * 1024, i));
+    for (const chunk of chunks) part.push(chunk, false);
+    const pieces = takeAll(part);
+    expect(pieces.map((p) => p.length)).toEqual([256 * 1024, 256 * 1024, 128 * 1024]);
+    expect(Buffer.concat(pieces).equals(Buffer.concat(chunks))).toBe(true);
+  });
+
   it('passes a chunk the head waits for through as it came, and copies one that has to wait', () => {
     const part = new PartBytes(new BlockPool());
     const first = bytesOf(1000, 5);
