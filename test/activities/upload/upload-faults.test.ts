@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import type { UploadDataDeps } from '../../../activities/upload/index.js';
 import type { UploadDataInput } from '../../../workflows/contracts/activities.js';
 import { until } from '../../simulator/test-client.js';
+import { InMemoryBudgetGate, SPEC_BUDGET_SETTINGS } from '../../support/in-memory-budget-gate.js';
 import type { InMemoryJobRecordGate } from '../../support/in-memory-job-record-gate.js';
 import {
   csvBytes,
@@ -259,7 +260,11 @@ describe('a PUT refused on its headers, the connection closed', () => {
     const input = await prepare(`refused-${status}.csv`, bytes);
     world.sim.refuseUploadOnHeaders(status, { count: 4 });
 
-    const run = await uploadWithRetries(deps(), input);
+    // A gate of its own: the 429's daily limit blocks uploads on the gate it is reported to.
+    const run = await uploadWithRetries(
+      deps({ budget: new InMemoryBudgetGate(SPEC_BUDGET_SETTINGS, Date.now, world.budget.tenant) }),
+      input,
+    );
 
     expect(run.failure?.type).toBe(type);
     expect(run.failure?.nonRetryable).toBe(true);
@@ -275,7 +280,8 @@ describe('a PUT refused on its headers, the connection closed', () => {
     world.sim.delayNext('submitData', 300);
     world.sim.refuseUploadOnHeaders(403, { count: 4 });
 
-    const run = await uploadWithRetries(deps(), input);
+    // Not a test of stalls: a loaded machine's pause past a short idle bound would rightly be one.
+    const run = await uploadWithRetries(deps({ uploadIdleTimeoutMs: 30_000 }), input);
 
     expect(run.failure?.type).toBe('Forbidden');
     expect(run.failure?.message).toContain('HTTP 403');
