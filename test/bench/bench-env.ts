@@ -51,3 +51,13 @@ export function readTarget(): BenchTarget {
 export function report(result: object): void {
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }
+
+/** Runs `work`, with its wall time and this process's CPU time in seconds. */
+export function timed<T>(work: () => Promise<T>): Promise<{ value: T; seconds: number; cpuSeconds: number }> {
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  return work().then((value) => {
+    const cpu = process.cpuUsage(cpu0);
+    return { value, seconds: (performance.now() - t0) / 1000, cpuSeconds: (cpu.user + cpu.system) / 1e6 };
+  });
+}

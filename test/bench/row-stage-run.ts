@@ -11,7 +11,7 @@
 import { type DeclaredEncoding, detectDialect, planRows, type RowPlan } from '../../activities/rows/index.js';
 import { createS3Client } from '../../activities/s3/client.js';
 import { S3Source } from '../../activities/s3/source.js';
-import { type BenchObject, readTarget, report } from './bench-env.js';
+import { type BenchObject, readTarget, report, timed } from './bench-env.js';
 import { createBenchUploader, sampleRss } from './upload-activity.js';
 
 const MiB = 1024 * 1024;
@@ -37,15 +37,6 @@ async function plan(object: BenchObject): Promise<RowPlan> {
 async function upload(object: BenchObject, rowPlan: RowPlan, jobId: string) {
   if (rowPlan.body === 'original') return uploader.upload(object, jobId);
   return uploader.upload({ ...object, sizeBytes: rowPlan.parts[0]!.bytes }, jobId, rowPlan);
-}
-
-function timed<T>(work: () => Promise<T>): Promise<{ value: T; seconds: number; cpuSeconds: number }> {
-  const cpu0 = process.cpuUsage();
-  const t0 = performance.now();
-  return work().then((value) => {
-    const cpu = process.cpuUsage(cpu0);
-    return { value, seconds: (performance.now() - t0) / 1000, cpuSeconds: (cpu.user + cpu.system) / 1e6 };
-  });
 }
 
 if (t.warmup) await upload(t.warmup, await plan(t.warmup), t.warmup.jobId);

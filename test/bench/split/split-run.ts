@@ -8,7 +8,7 @@
 import { detectDialect, planRows, type RowPlan } from '../../../activities/rows/index.js';
 import { createS3Client } from '../../../activities/s3/client.js';
 import { S3Source } from '../../../activities/s3/source.js';
-import { readTarget, report } from '../bench-env.js';
+import { readTarget, report, timed } from '../bench-env.js';
 import { createJob } from '../simulator-jobs.js';
 import { createBenchUploader, sampleRss } from '../upload-activity.js';
 
@@ -21,15 +21,6 @@ const maxPartBytes = Number(process.env.BENCH_MAX_PART_BYTES);
 if (!Number.isSafeInteger(maxPartBytes) || maxPartBytes <= 0) throw new Error('BENCH_MAX_PART_BYTES must be set');
 const s3 = new S3Source(createS3Client({ endpoint: t.s3Endpoint, region: 'us-east-1', forcePathStyle: true }));
 const uploader = createBenchUploader(t);
-
-function timed<T>(work: () => Promise<T>): Promise<{ value: T; seconds: number; cpuSeconds: number }> {
-  const cpu0 = process.cpuUsage();
-  const t0 = performance.now();
-  return work().then((value) => {
-    const cpu = process.cpuUsage(cpu0);
-    return { value, seconds: (performance.now() - t0) / 1000, cpuSeconds: (cpu.user + cpu.system) / 1e6 };
-  });
-}
 
 async function plan(): Promise<RowPlan> {
   const sample = await s3.firstBytes(t.bucket, t.key, { etag: t.etag, bytes: SAMPLE_BYTES });
