@@ -12,8 +12,8 @@ import { join } from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeNotify } from '../../../activities/notify/webhook.js';
-import { freePort } from '../../../worker/demo/free-port.js';
 import type { NotificationInput } from '../../../workflows/contracts/notification.js';
+import { closedPort } from '../../support/closed-port.js';
 
 const event: NotificationInput = {
   id: 'import-1/run-1/import-failed',
@@ -89,7 +89,7 @@ describe('the notify activity', () => {
       expect(failure.message).toBe(`the webhook answered ${status}`);
       expect(failure.nonRetryable).toBe(nonRetryable);
     }
-    const closed = await freePort();
+    const closed = await closedPort();
     const unreachable = makeNotify({ url: `http://127.0.0.1:${closed}/services/secret-path`, timeoutMs: 5_000 });
     const failure = (await unreachable(event).catch((err: unknown) => err)) as ApplicationFailure;
     expect(failure.type).toBe('WebhookUnreachable');

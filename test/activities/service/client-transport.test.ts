@@ -3,8 +3,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ServiceClient } from '../../../activities/service/client.js';
 import { Network, Timeout, Unauthorized } from '../../../activities/service/errors.js';
 import { answerGraceMs } from '../../../activities/service/upload-body.js';
-import { freePort } from '../../../worker/demo/free-port.js';
 import { DEMO_TOKENS } from '../../simulator/server.js';
+import { closedPort } from '../../support/closed-port.js';
 import { fixedToken, type Harness, rejectionOf, startHarness } from './helpers.js';
 
 const CSV_HEAD = Buffer.from('Account Name,Account Domain\n');
@@ -74,7 +74,7 @@ describe('ServiceClient: timeouts, network failures and aborts', () => {
   });
 
   it('a refused connection is a Network error', async () => {
-    const port = await freePort();
+    const port = await closedPort();
     const client = new ServiceClient({ baseUrl: `http://127.0.0.1:${port}`, tokens: fixedToken(DEMO_TOKENS.importer) });
     try {
       const e = await rejectionOf(client.listSources('Account'));

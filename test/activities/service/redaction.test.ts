@@ -13,9 +13,9 @@ import {
 } from '../../../activities/service/errors.js';
 import { redact } from '../../../activities/service/redaction.js';
 import type { ResponseEvent } from '../../../activities/service/types.js';
-import { freePort } from '../../../worker/demo/free-port.js';
 import { TOKEN_ECHOES, tokenEchoSpellings } from '../../simulator/auth.js';
 import { DEFAULT_TOKENS } from '../../simulator/server.js';
+import { closedPort } from '../../support/closed-port.js';
 import { fixedToken, type Harness, rejectionOf, startHarness } from './helpers.js';
 
 const SECRET = 'very-secret-token-5f2c9e1d';
@@ -109,7 +109,10 @@ describe('the token never appears in what the client throws or reports', () => {
   });
 
   it('Network of a refused connection', async () => {
-    const refused = new ServiceClient({ baseUrl: `http://127.0.0.1:${await freePort()}`, tokens: fixedToken(SECRET) });
+    const refused = new ServiceClient({
+      baseUrl: `http://127.0.0.1:${await closedPort()}`,
+      tokens: fixedToken(SECRET),
+    });
     try {
       const e = await rejectionOf(refused.listSources('Account'));
       expect(e).toBeInstanceOf(Network);

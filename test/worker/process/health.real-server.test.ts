@@ -23,6 +23,7 @@ import {
   ledgerWorkflowId,
 } from '../../../workflows/contracts/budget.js';
 import { DEMO_TOKENS } from '../../simulator/server.js';
+import { closedPort } from '../../support/closed-port.js';
 import { nodeArgsFor } from '../../support/compiled-source.js';
 import { type FullStack, startFullStack } from '../../support/full-stack.js';
 import { type KillableWorker, type WorkerPool, workerPool } from '../../support/killable-worker.js';
@@ -152,7 +153,7 @@ describe('the health endpoints of a worker process on the full stack', () => {
 describe('a worker process waiting for its Temporal server', () => {
   it('is alive and not ready, naming Temporal', { timeout: 120_000 }, async () => {
     const port = await freePort();
-    const nobody = await freePort();
+    const nobody = await closedPort();
     const child = spawn(process.execPath, nodeArgsFor(MAIN), {
       env: {
         PATH: process.env.PATH ?? '',

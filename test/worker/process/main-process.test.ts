@@ -13,8 +13,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { freePort } from '../../../worker/demo/free-port.js';
 import { findTemporalBinary } from '../../../worker/demo/temporal-binaries.js';
+import { closedPort } from '../../support/closed-port.js';
 import { nodeArgsFor } from '../../support/compiled-source.js';
 
 const MAIN = fileURLToPath(new URL('../../../worker/process/main.ts', import.meta.url));
@@ -265,7 +265,7 @@ describe('a worker started before its Temporal server', () => {
   it('retries with backoff, logging each try, and starts polling once the server is up', {
     timeout: 180_000,
   }, async () => {
-    const port = await freePort();
+    const port = await closedPort();
     const worker = spawn(process.execPath, nodeArgsFor(MAIN), {
       env: baseEnv({
         ...SERVICE,
