@@ -191,6 +191,8 @@ export class JobWatcher {
   private readSeq = 0;
   /** When the newest sweep known (read or made) began: the next one is due an interval after it. */
   private newestSweepMs: number | undefined;
+  /** The paced interval last read from the ledger, for which newest sweep, and when. */
+  private pace: { afterSweepMs: number | undefined; atMs: number; intervalMs: number } | undefined;
 
   constructor(private readonly deps: JobWatcherDeps) {
     this.settings = { ...DEFAULT_WATCHER_SETTINGS, ...deps.settings };
@@ -251,7 +253,7 @@ export class JobWatcher {
     while (this.waiters.size > 0 && !this.givenUp) {
       const view = await this.readBoard();
       if (view) await this.tellPublished(view);
-      const waitMs = await this.nextSweepInMs();
+      const waitMs = await this.pacedIntervalMs();
       // Nobody left to tell (every waiter released to polls): a later watch starts the loop again.
       if (this.waiters.size === 0 || this.givenUp) return;
       const dueMs = (this.newestSweepMs ?? Number.NEGATIVE_INFINITY) + waitMs;
@@ -335,6 +337,22 @@ export class JobWatcher {
   /** Judged on this process's clock against the board's: skew only moves when a duplicate sweep may happen. */
   private leaseRanOut(lease: SweepLease): boolean {
     return this.now() - Date.parse(lease.grantedAt) > this.settings.sweepLeaseMs;
+  }
+
+  /**
+   * The paced interval, read from the ledger once per sweep known (and at
+   * least once an interval), not at each read of the board while another
+   * process sweeps a due round: in a fleet those reads come every tenth of an
+   * interval from every process, and each would be a query of the ledger.
+   */
+  private async pacedIntervalMs(): Promise<number> {
+    const known = this.pace;
+    if (known && known.afterSweepMs === this.newestSweepMs && this.now() - known.atMs < this.settings.minSweepMs) {
+      return known.intervalMs;
+    }
+    const intervalMs = await this.nextSweepInMs();
+    this.pace = { afterSweepMs: this.newestSweepMs, atMs: this.now(), intervalMs };
+    return intervalMs;
   }
 
   /** The paced interval; with no usage to go by (ledger unreachable), the fastest one. */

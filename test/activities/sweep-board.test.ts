@@ -89,6 +89,43 @@ describe('the sweep board', () => {
     expect(graceMs * compressed.compression).toBe(6_000);
   });
 
+  it('asks the ledger its pace once per sweep, not at each read of the board while another process sweeps', async () => {
+    const { service } = listing(['1']);
+    const board = new LocalSweepBoard();
+    let boardReads = 0;
+    const read = board.read.bind(board);
+    board.read = () => {
+      boardReads += 1;
+      return read();
+    };
+    // Service time 120 times faster, as in the budget benchmark. The clock stands still: the round is due from
+    // the start, and the other process, which holds it, never publishes, so this one reads the board on and on.
+    const compressed = { ...settings, minSweepMs: 60_000 / 120, compression: 120 };
+    const now = Date.now();
+    await board.publish({
+      holder: 'other',
+      startedAt: new Date(now - compressed.minSweepMs).toISOString(),
+      listed: ['1'],
+      calls: 1,
+    });
+    await board.claim({ holder: 'other', afterSeq: 1 });
+    const budget = budgetWith({ listJobs: 1e9 });
+    let usageReads = 0;
+    const usage = budget.usage.bind(budget);
+    budget.usage = () => {
+      usageReads += 1;
+      return usage();
+    };
+    const watcher = new JobWatcher({ service, budget, board, settings: compressed, now: () => now });
+    const watch = watcher.watch('1');
+    while (boardReads < 10) await new Promise((r) => setTimeout(r, 5));
+    watch.cancel();
+
+    expect(watcher.stats.sweeps).toBe(0);
+    // Each a query of the ledger workflow in production: one for the sweep it knows, none per read of the board.
+    expect(usageReads).toBe(1);
+  });
+
   it("tells a waiter after one miss in another process's sweep that fit on one short page", async () => {
     const { service } = listing([]);
     const board = new LocalSweepBoard();
