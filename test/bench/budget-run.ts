@@ -14,6 +14,7 @@ import { WorkflowIdReusePolicy } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { AllowanceGate, DEFAULT_ALLOWANCE_HOLD_MS, type LedgerClient } from '../../activities/budget/allowance-gate.js';
 import { TemporalBudgetGate } from '../../activities/budget/temporal-gate.js';
+import type { SweepBoard } from '../../activities/watch/sweep-board.js';
 import { loadConfig } from '../../temporal.config.js';
 import { createActivityDeps } from '../../worker/process/dependencies.js';
 import { runWorker } from '../../worker/process/run-worker.js';
@@ -43,6 +44,8 @@ export interface Measured {
   /** Delay from a job's end to the read that told its import, in service time (ms). */
   delayMs: { p50: number; p99: number };
   ledger: { updatesPerImport: number; latencyMs: { p50: number; p99: number }; updates: number };
+  /** Queries the watchers sent per import: the ledger's usage (for their pace) and the sweep board. */
+  queriesPerImport: { usage: number; board: number };
   /** Imports in flight at once, at most. */
   maxInFlight: number;
   wallMs: number;
@@ -57,8 +60,8 @@ function compressedSchedule(compression: number): string {
     .join(',');
 }
 
-/** Times every ledger Update (allowance, reserve, release, daily-limit) this worker makes. */
-function timedLedger(gate: LedgerClient, latencies: number[]): LedgerClient {
+/** Times every ledger Update (allowance, reserve, release, daily-limit) this worker makes, and counts its usage queries. */
+function timedLedger(gate: LedgerClient, latencies: number[], queries: Queries): LedgerClient {
   const timed =
     <A extends unknown[], R>(f: (...a: A) => Promise<R>) =>
     async (...a: A): Promise<R> => {
@@ -75,7 +78,27 @@ function timedLedger(gate: LedgerClient, latencies: number[]): LedgerClient {
     reserve: timed(gate.reserve.bind(gate)),
     release: timed(gate.release.bind(gate)),
     reportDailyLimit: timed(gate.reportDailyLimit.bind(gate)),
-    usage: gate.usage.bind(gate),
+    usage: () => {
+      queries.usage += 1;
+      return gate.usage();
+    },
+  };
+}
+
+interface Queries {
+  usage: number;
+  board: number;
+}
+
+/** The process's sweep board, counting its reads (queries; claims and publications are Updates). */
+function countedBoard(board: SweepBoard, queries: Queries): SweepBoard {
+  return {
+    read: () => {
+      queries.board += 1;
+      return board.read();
+    },
+    claim: (request) => board.claim(request),
+    publish: (request) => board.publish(request),
   };
 }
 
@@ -109,6 +132,7 @@ export async function runScenario(stack: OperatorStack, spec: ScenarioSpec, task
   process.env.AWS_SECRET_ACCESS_KEY = vars.AWS_SECRET_ACCESS_KEY;
   const config = loadConfig(vars, { needsService: true });
   const latencies: number[] = [];
+  const queries: Queries = { usage: 0, board: 0 };
   const abort = new AbortController();
   const fleet = await Promise.all(
     Array.from({ length: spec.workers ?? 1 }, async (_, i) => {
@@ -122,7 +146,8 @@ export async function runScenario(stack: OperatorStack, spec: ScenarioSpec, task
         tenant: config.tenant,
         settings: config.budget,
       });
-      deps.budget = new AllowanceGate(timedLedger(ledger, latencies), {
+      if (deps.sweepBoard) deps.sweepBoard = countedBoard(deps.sweepBoard, queries);
+      deps.budget = new AllowanceGate(timedLedger(ledger, latencies, queries), {
         holdMs: DEFAULT_ALLOWANCE_HOLD_MS / spec.compression,
       });
       deps.settings.timeCompression = spec.compression;
@@ -209,6 +234,7 @@ export async function runScenario(stack: OperatorStack, spec: ScenarioSpec, task
       updatesPerImport: latencies.length / spec.imports,
       latencyMs: { p50: percentile(latencies, 50), p99: percentile(latencies, 99) },
     },
+    queriesPerImport: { usage: queries.usage / spec.imports, board: queries.board / spec.imports },
     maxInFlight,
     wallMs,
   };

@@ -292,6 +292,7 @@ function printTable(rows: Row[]): void {
       'steady: sweep / delay p50',
       'ledger upd/import',
       'upd p50/p99 ms',
+      'queries/import (usage+board)',
       'in flight',
       'load',
     ].join(' | '),
@@ -311,6 +312,7 @@ function printTable(rows: Row[]): void {
       `${human(r.steady.sweepIntervalMs)} / ${human(r.steady.delayMs.p50)}`,
       fmt(m.ledger.updatesPerImport, 1),
       `${fmt(m.ledger.latencyMs.p50)} / ${fmt(m.ledger.latencyMs.p99)}`,
+      `${fmt(m.queriesPerImport.usage + m.queriesPerImport.board, 0)} (${fmt(m.queriesPerImport.usage, 0)}+${fmt(m.queriesPerImport.board, 0)})`,
       String(m.maxInFlight),
       `${fmt(r.load.start)} to ${fmt(r.load.end)}`,
     ];
