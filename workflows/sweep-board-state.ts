@@ -51,6 +51,9 @@ export function publishProblem(request: unknown): string | undefined {
   if (typeof r.calls !== 'number' || !Number.isInteger(r.calls) || r.calls < 0)
     return 'publishSweep: calls must be a count';
   if (r.onePage !== undefined && typeof r.onePage !== 'boolean') return 'publishSweep: onePage must be true or false';
+  if (r.makerDone !== undefined && typeof r.makerDone !== 'boolean') {
+    return 'publishSweep: makerDone must be true or false';
+  }
   if (r.listed !== undefined) {
     if (!Array.isArray(r.listed) || r.listed.some((id) => typeof id !== 'string')) {
       return 'publishSweep: listed must be an array of job ids';
@@ -76,6 +79,7 @@ export function publish(view: SweepBoardView, request: PublishSweepRequest): Swe
     calls: request.calls,
     ...(request.listed ? { listed: request.listed } : {}),
     ...(request.onePage ? { onePage: true } : {}),
+    ...(request.makerDone ? { makerDone: true } : {}),
   };
   return { seq: sweep.seq, sweeps: [...view.sweeps, sweep].slice(-KEPT_SWEEPS), ...(lease ? { lease } : {}) };
 }

@@ -280,11 +280,13 @@ export class JobWatcher {
    * the others claim the round only this much later, when it is gone or slow:
    * a tenth of the interval, and at least half a second of real time, as its
    * claim is an Update, slower on a loaded server whatever the compression.
-   * Meanwhile they read the board, sooner (boardReadAgainMs).
+   * Meanwhile they read the board, sooner (boardReadAgainMs). A maker that
+   * had no job left to watch said so when it published (its loop has ended):
+   * then the round is anyone's when due.
    */
   private handoverGraceMs(view: SweepBoardView | undefined): number {
-    const newest = view?.sweeps.at(-1)?.holder;
-    if (newest === undefined || newest === this.holder) return 0;
+    const newest = view?.sweeps.at(-1);
+    if (newest === undefined || newest.holder === this.holder || newest.makerDone === true) return 0;
     return Math.max(MIN_HANDOVER_GRACE_MS, this.settings.minSweepMs / 10);
   }
 
@@ -391,8 +393,9 @@ export class JobWatcher {
       return;
     }
     this.stats.sweeps += 1;
-    await this.publish(startedMs, listed);
+    // Told first, so that the board learns whether this process has any job left to watch.
     await this.tell(startedMs, listed, this.lastSweepOnePage);
+    await this.publish(startedMs, listed);
   }
 
   /** Shares the sweep with the tenant's other processes; a board that cannot take it costs them their own sweep. */
@@ -403,6 +406,8 @@ export class JobWatcher {
         startedAt: new Date(startedMs).toISOString(),
         calls: this.lastSweepCalls,
         ...(listed === 'unfiltered' ? {} : { listed: [...listed], onePage: this.lastSweepOnePage }),
+        // Its loop ends with its last waiter: the others need not leave it the next round.
+        ...(this.waiters.size === 0 ? { makerDone: true } : {}),
       });
       // Told below, not again on the next read. (A sweep published meanwhile by another is read from the board.)
       this.readSeq = Math.max(this.readSeq, seq);

@@ -42,6 +42,8 @@ describe('the sweep board', () => {
 
     for (const watch of watches) expect(await watch.outcome).toEqual({ kind: 'left', seen: true });
     const swept = sum(watchers.map((w) => w.stats.sweeps));
+    // The sweep that told the last waiter is published just after it told it.
+    for (let i = 0; i < 100 && (await board.read()).seq < swept; i++) await new Promise((r) => setTimeout(r, 2));
     // One sweep per round for the whole fleet: every sweep made was published as a round of its own.
     expect(swept).toBe((await board.read()).seq);
     expect(queries.length).toBe(sum(watchers.map((w) => w.stats.listCalls)));
@@ -87,6 +89,45 @@ describe('the sweep board', () => {
     const graceMs = watcher.nextSweepAtMs - now - compressed.minSweepMs;
     // 6 s of service time, as in production (60 s / 10); not half a second of real time, which is a minute here.
     expect(graceMs * compressed.compression).toBe(6_000);
+  });
+
+  it('sweeps a due round at once when its maker published that it had no job left to watch', async () => {
+    const { service } = listing(['1']);
+    const board = new LocalSweepBoard();
+    // Service time 120 times faster. The clock stands still: the round is due from the start, and a grace of
+    // any length would never pass, so only a round that is nobody's is swept.
+    const compressed = { ...settings, minSweepMs: 60_000 / 120, compression: 120 };
+    const now = Date.now();
+    const startedAt = new Date(now - compressed.minSweepMs).toISOString();
+    await board.publish({ holder: 'other', startedAt, listed: ['1'], calls: 1, makerDone: true });
+    const budget = budgetWith({ listJobs: 1e9 });
+    let boardReads = 0;
+    const read = board.read.bind(board);
+    board.read = () => {
+      boardReads += 1;
+      return read();
+    };
+    const watcher = new JobWatcher({ service, budget, board, settings: compressed, now: () => now });
+    const watch = watcher.watch('1');
+    // It sweeps right after its first read of the board; one that waits for a grace only reads on.
+    while (watcher.stats.sweeps === 0 && boardReads < 10) await new Promise((r) => setTimeout(r, 5));
+    watch.cancel();
+
+    expect(watcher.stats.sweeps).toBe(1);
+    expect((await board.read()).sweeps.at(-1)?.holder).toBe(watcher.holder);
+  });
+
+  it('publishes that it has no job left to watch when its sweep told its last waiter', async () => {
+    const { service } = listing([]);
+    const board = new LocalSweepBoard();
+    const budget = budgetWith({ listJobs: 1e9 });
+    // Every job fits on one short page: one sweep that misses the job tells it.
+    await board.publish({ holder: 'other', startedAt: new Date().toISOString(), listed: ['1'], calls: 1 });
+    const watcher = new JobWatcher({ service, budget, board, settings });
+    const watch = watcher.watch('1');
+    expect(await watch.outcome).toEqual({ kind: 'left', seen: true });
+    while ((await board.read()).sweeps.at(-1)?.holder !== watcher.holder) await new Promise((r) => setTimeout(r, 2));
+    expect((await board.read()).sweeps.at(-1)).toMatchObject({ listed: [], makerDone: true });
   });
 
   it('asks the ledger its pace once per sweep, not at each read of the board while another process sweeps', async () => {

@@ -29,6 +29,8 @@ export interface PublishedSweep {
   calls: number;
   /** Its first answer held every job it saw, on a short page: no job can have been skipped between pages. */
   onePage?: boolean;
+  /** Its maker had no job left to watch: it will not sweep the next round, so nobody need leave it that round. */
+  makerDone?: boolean;
 }
 
 export interface SweepLease {
@@ -60,6 +62,7 @@ export interface PublishSweepRequest {
   listed?: string[];
   calls: number;
   onePage?: boolean;
+  makerDone?: boolean;
 }
 
 export interface SweepBoardInput {
