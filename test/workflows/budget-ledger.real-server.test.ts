@@ -119,6 +119,7 @@ describe('budget ledger on the dev server', () => {
       )) as (Error & { cause?: Error }) | undefined;
     expect(refused?.cause?.message).toMatch(/calls.jobStatus must be a whole number of at least 1/);
     expect((await handle.query(usageQuery)).jobStatus.used).toBe(15);
+    await record('ledger-allowances', 'ledger: allowances of 1, 2, 4 and 8 calls, a release', handle.workflowId);
   });
 
   it('grants once per requestId, rejects unknown endpoints, and honours the exhausted signal', async () => {

@@ -10,10 +10,10 @@
  * released versions kept in subfolders stay. The replay suite picks up every
  * file in the folder and its subfolders.
  *
- * The top-level files are the 0.1.0 recordings until workflow code changes:
- * before the first re-recording after a release, move them to a subfolder
- * named for it (e.g. `v0.1.0/`), so that release's runs must still replay
- * (docs/changing-workflow-code.md).
+ * The top-level files are the recordings of the code since the last
+ * release: before the first re-recording after a release, move them to a
+ * subfolder named for it (as `v0.1.0/`), so that release's runs must still
+ * replay (docs/changing-workflow-code.md).
  */
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
