@@ -27,6 +27,17 @@ const settings = { minSweepMs: 5, listLateGraceMs: 0, perPage: 50, compression: 
 
 const sum = (ns: number[]) => ns.reduce((a, b) => a + b, 0);
 
+/** Counts the calls to `object[method]` from now on. */
+function countCalls<T extends object, K extends keyof T>(object: T, method: K): { readonly calls: number } {
+  const original = (object[method] as (...args: unknown[]) => unknown).bind(object);
+  const counter = { calls: 0 };
+  object[method] = ((...args: unknown[]) => {
+    counter.calls += 1;
+    return original(...args);
+  }) as T[K];
+  return counter;
+}
+
 describe('the sweep board', () => {
   it.each([1, 4])('%i watcher processes sweep each round once and every one of them is told', async (fleet) => {
     const ids = Array.from({ length: 60 }, (_, i) => String(500 + i));
@@ -101,16 +112,11 @@ describe('the sweep board', () => {
     const startedAt = new Date(now - compressed.minSweepMs).toISOString();
     await board.publish({ holder: 'other', startedAt, listed: ['1'], calls: 1, makerDone: true });
     const budget = budgetWith({ listJobs: 1e9 });
-    let boardReads = 0;
-    const read = board.read.bind(board);
-    board.read = () => {
-      boardReads += 1;
-      return read();
-    };
+    const boardReads = countCalls(board, 'read');
     const watcher = new JobWatcher({ service, budget, board, settings: compressed, now: () => now });
     const watch = watcher.watch('1');
     // It sweeps right after its first read of the board; one that waits for a grace only reads on.
-    while (watcher.stats.sweeps === 0 && boardReads < 10) await new Promise((r) => setTimeout(r, 5));
+    while (watcher.stats.sweeps === 0 && boardReads.calls < 10) await new Promise((r) => setTimeout(r, 5));
     watch.cancel();
 
     expect(watcher.stats.sweeps).toBe(1);
@@ -133,12 +139,7 @@ describe('the sweep board', () => {
   it('asks the ledger its pace once per sweep, not at each read of the board while another process sweeps', async () => {
     const { service } = listing(['1']);
     const board = new LocalSweepBoard();
-    let boardReads = 0;
-    const read = board.read.bind(board);
-    board.read = () => {
-      boardReads += 1;
-      return read();
-    };
+    const boardReads = countCalls(board, 'read');
     // Service time 120 times faster, as in the budget benchmark. The clock stands still: the round is due from
     // the start, and the other process, which holds it, never publishes, so this one reads the board on and on.
     const compressed = { ...settings, minSweepMs: 60_000 / 120, compression: 120 };
@@ -151,20 +152,15 @@ describe('the sweep board', () => {
     });
     await board.claim({ holder: 'other', afterSeq: 1 });
     const budget = budgetWith({ listJobs: 1e9 });
-    let usageReads = 0;
-    const usage = budget.usage.bind(budget);
-    budget.usage = () => {
-      usageReads += 1;
-      return usage();
-    };
+    const usageReads = countCalls(budget, 'usage');
     const watcher = new JobWatcher({ service, budget, board, settings: compressed, now: () => now });
     const watch = watcher.watch('1');
-    while (boardReads < 10) await new Promise((r) => setTimeout(r, 5));
+    while (boardReads.calls < 10) await new Promise((r) => setTimeout(r, 5));
     watch.cancel();
 
     expect(watcher.stats.sweeps).toBe(0);
     // Each a query of the ledger workflow in production: one for the sweep it knows, none per read of the board.
-    expect(usageReads).toBe(1);
+    expect(usageReads.calls).toBe(1);
   });
 
   it("tells a waiter after one miss in another process's sweep that fit on one short page", async () => {
