@@ -1,6 +1,7 @@
 /**
  * Two worker processes share the tenant's sweeps through the sweep board,
- * each with one import waiting in it (one poll slot each). The process that
+ * each with one import waiting in it (one poll slot each, both waits started
+ * before the freeze). The process that
  * holds a claimed round is frozen (SIGSTOP) before it publishes: the other
  * takes the round over once the lease runs out (2 s here, a minute in
  * production) and the import waiting in it completes while the holder is
@@ -8,7 +9,9 @@
  * process finishes its own import. Each job is uploaded once.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { WorkflowHandle } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { sweepBoardQuery } from '../../workflows/contracts/messages.js';
 import { sweepBoardWorkflowId } from '../../workflows/contracts/sweep-board.js';
 import { type KillableWorker, startImport, type WorkerPool, workerPool } from '../support/killable-worker.js';
@@ -24,7 +27,8 @@ describe('the process holding the sweep round freezes', () => {
 
   beforeAll(async () => {
     // Jobs stay processing until the test lets them end (after the takeover), then end at once.
-    stack = await startOperatorStack({ simulator: { processingMs: 200 } });
+    // Short heartbeat timeouts: a task the frozen process had taken waits 15 s for it, not minutes.
+    stack = await startOperatorStack({ simulator: { processingMs: 200 }, heartbeatTimeouts: 'short' });
     stack.sim.jobFaults.holdProcessing(2);
     workers = workerPool(stack);
     await Promise.all(['one.csv', 'two.csv'].map((key, i) => stack.putObject(key, accountsCsv(64 + i))));
@@ -49,6 +53,19 @@ describe('the process holding the sweep round freezes', () => {
           .catch(() => undefined),
       );
     const processOf = (holder: string | undefined) => fleet.find((w) => holder?.startsWith(`${w.pid}-`));
+    // Where it stopped, should it ever time out: the step, the board and the jobs then.
+    let step = 'starting the imports';
+    const jobIds: string[] = [];
+    onTestFailed(async () => {
+      const view = await stack.env.client.workflow
+        .getHandle(sweepBoardWorkflowId(stack.workerEnv().IMPORT_TENANT ?? 'default'))
+        .query(sweepBoardQuery)
+        .catch((err: unknown) => String(err));
+      const states = jobIds.map((id) => `${id} ${stack.sim.job(id)?.state}`).join(', ');
+      console.error(`sweep-holder-frozen failed while ${step}; board ${JSON.stringify(view)}; jobs ${states}`);
+      for (const w of fleet)
+        console.error(`worker ${w.pid}, its last log lines:\n${w.output().split('\n').slice(-25).join('\n')}`);
+    });
 
     const imports = await Promise.all(['one.csv', 'two.csv'].map((key) => startImport(stack, key, 'holder-frozen')));
     const jobs = await Promise.all(
@@ -60,6 +77,15 @@ describe('the process holding the sweep round freezes', () => {
       ),
     );
 
+    jobIds.push(...jobs.map((job) => String(job.id)));
+    // Each process runs one import's wait before any freeze: a wait still queued could go to the process about to
+    // freeze and sit there until its heartbeat timeout, and the survivor would have no import to complete.
+    step = 'waiting for each process to run one wait';
+    await waitFor(async () => {
+      const runners = await Promise.all(imports.map(waitingIn));
+      return runners.every(Boolean) && new Set(runners).size === fleet.length ? true : undefined;
+    });
+    step = 'freezing the process that holds a round';
     // The next sweep's list is answered 3 s late: its maker holds the round that long, unpublished. Freeze it then.
     stack.sim.delayNext('listJobs', 3_000, { count: 1 });
     const { frozen, round } = await waitFor(
@@ -81,12 +107,14 @@ describe('the process holding the sweep round freezes', () => {
     const frozenAtMs = Date.now();
     const survivor = fleet.find((w) => w !== frozen);
 
+    step = 'waiting for the survivor to publish the frozen round';
     // The round the frozen process held is published by the survivor.
     const takenOver = await waitFor(async () => (await board()).sweeps.find((s) => s.seq === round + 1));
     expect(processOf(takenOver.holder)).toBe(survivor);
     for (const job of jobs) expect(stack.sim.job(String(job.id))?.state).toBe('processing');
     stack.sim.clearFaults();
 
+    step = "waiting for the survivor's import";
     // The survivor's import completes while the holder is still frozen.
     const first = await Promise.race(imports.map(async (handle, i) => ({ i, result: await handle.result() })));
     expect(first.result).toMatchObject({ jobId: String(jobs[first.i]?.id), state: 'completed', uploadSkipped: false });
@@ -94,9 +122,21 @@ describe('the process holding the sweep round freezes', () => {
     expect(later.length).toBeGreaterThan(0);
     for (const sweep of later) expect(processOf(sweep.holder)).toBe(survivor);
 
+    step = "waiting for the thawed process's import";
     frozen.thaw();
     const other = imports[1 - first.i];
     expect(await other?.result()).toMatchObject({ jobId: String(jobs[1 - first.i]?.id), state: 'completed' });
     for (const job of jobs) expect(await acceptedPuts(stack.sim.baseUrl, String(job.id))).toHaveLength(1);
   }, 240_000);
 });
+
+/** The worker identity running the import's job wait, once it has started. */
+async function waitingIn(handle: WorkflowHandle): Promise<string | undefined> {
+  const pending = (await handle.describe()).raw.pendingActivities ?? [];
+  const wait = pending.find(
+    (a) =>
+      a.activityType?.name === 'awaitJobCompletion' &&
+      a.state === temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED,
+  );
+  return wait?.lastWorkerIdentity ?? undefined;
+}
