@@ -409,7 +409,7 @@ export class JobWatcher {
         // Its loop ends with its last waiter: the others need not leave it the next round.
         ...(this.waiters.size === 0 ? { makerDone: true } : {}),
       });
-      // Told below, not again on the next read. (A sweep published meanwhile by another is read from the board.)
+      // Told already, not again on the next read.
       this.readSeq = Math.max(this.readSeq, seq);
     } catch {
       // The waiters of this process are told all the same.
