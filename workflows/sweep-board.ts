@@ -3,7 +3,11 @@
  * worker processes claim a sweep round, publish what they listed, and read
  * the latest sweeps with a query. A refused claim is refused by the
  * validator, so it writes nothing to the history. It continues as new when
- * its history grows, carrying the latest sweeps and the lease.
+ * its history grows, carrying the latest sweeps and the lease, and on the
+ * current release as soon as it learns one is (versioning.ts). Temporal tells
+ * a pinned run of a new current release only on its next workflow task, so
+ * on a Worker Deployment an idle board wakes every `releaseCheckMs` to ask:
+ * a tenant with nothing to sweep does not keep an old release from draining.
  */
 import { allHandlersFinished, condition, setHandler, workflowInfo } from '@temporalio/workflow';
 import { claimSweepUpdate, publishSweepUpdate, sweepBoardQuery } from './contracts/messages.js';
@@ -44,7 +48,19 @@ export async function sweepBoard(input: SweepBoardInput): Promise<never> {
 
   const runIsOver = () =>
     workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > maxHistoryEvents || newVersionIsCurrent();
-  await condition(runIsOver);
+  const versioned = workflowInfo().currentDeploymentVersion !== undefined;
+  if (versioned && input.releaseCheckMs !== undefined) {
+    while (!(await condition(runIsOver, input.releaseCheckMs))) {
+      // Woke to let Temporal say whether another release is current now.
+    }
+  } else {
+    await condition(runIsOver);
+  }
   await condition(allHandlersFinished);
-  return continueAsNewOnCurrentVersion<typeof sweepBoard>({ tenant: input.tenant, view, maxHistoryEvents });
+  return continueAsNewOnCurrentVersion<typeof sweepBoard>({
+    tenant: input.tenant,
+    view,
+    maxHistoryEvents,
+    ...(input.releaseCheckMs !== undefined ? { releaseCheckMs: input.releaseCheckMs } : {}),
+  });
 }

@@ -28,7 +28,9 @@ export class TemporalSweepBoard implements SweepBoard {
   private readonly claimPrefix = randomUUID();
   private claims = 0;
 
-  constructor(private readonly options: { client: Client; taskQueue: string; tenant: string }) {
+  constructor(
+    private readonly options: { client: Client; taskQueue: string; tenant: string; releaseCheckMs?: number },
+  ) {
     this.updates = new EntityUpdates(options.client, { patienceMs: 30_000 });
   }
 
@@ -61,7 +63,11 @@ export class TemporalSweepBoard implements SweepBoard {
   }
 
   private send<Ret, Arg>(update: UpdateDefinition<Ret, [Arg]>, id: string, arg: Arg): Promise<Ret> {
-    const input: SweepBoardInput = { tenant: this.options.tenant, maxHistoryEvents: SWEEP_BOARD_MAX_HISTORY_EVENTS };
+    const input: SweepBoardInput = {
+      tenant: this.options.tenant,
+      maxHistoryEvents: SWEEP_BOARD_MAX_HISTORY_EVENTS,
+      ...(this.options.releaseCheckMs !== undefined ? { releaseCheckMs: this.options.releaseCheckMs } : {}),
+    };
     return this.updates.execute({
       update,
       arg,

@@ -17,9 +17,11 @@ import { promisify } from 'node:util';
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
 import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TemporalSweepBoard } from '../../activities/watch/temporal-sweep-board.js';
 import { findTemporalBinary } from '../../worker/demo/temporal-binaries.js';
 import type { ImportFileInput } from '../../workflows/contracts/import-input.js';
 import { jobRecordWorkflowId } from '../../workflows/contracts/job-record.js';
+import { sweepBoardWorkflowId } from '../../workflows/contracts/sweep-board.js';
 import type { importFile } from '../../workflows/import-file.js';
 import { waitFor } from '../support/operator-actions.js';
 import { accountsCsv, type OperatorStack, STACK_BUCKET, startOperatorStack } from '../support/operator-stack.js';
@@ -127,6 +129,16 @@ describe('Worker Versioning: a release drains once its own work is done', () => 
     const record = await recordOf('failed.csv');
     expect((await stack.env.client.workflow.getHandle(record).describe()).status.name).toBe('RUNNING');
     expect(await versioningOf(record)).toEqual({ buildId: 'v1', pinned: true });
+    // A sweep round claimed on release 1, as a process waiting on a job makes one: the tenant's sweep board is
+    // release 1's too, and nothing touches it after the switch (the import below ends at its early read).
+    const board = new TemporalSweepBoard({
+      client: stack.env.client,
+      taskQueue: stack.taskQueue,
+      tenant: TENANT,
+      releaseCheckMs: 2_000,
+    });
+    await board.claim({ holder: 'a process of release 1', afterSeq: (await board.read()).seq });
+    expect(await versioningOf(sweepBoardWorkflowId(TENANT))).toEqual({ buildId: 'v1', pinned: true });
 
     await release('v2');
     await setCurrent('v2');
@@ -135,6 +147,7 @@ describe('Worker Versioning: a release drains once its own work is done', () => 
 
     await waitFor(async () => ((await drainageOf('v1')) === VERSION_DRAINAGE_STATUS_DRAINED ? true : undefined), 500);
     expect(await versioningOf(record)).toEqual({ buildId: 'v2', pinned: true });
+    expect(await versioningOf(sweepBoardWorkflowId(TENANT))).toEqual({ buildId: 'v2', pinned: true });
 
     // Release 1's workers leave; the failed version imported again is release 2's alone: a new job, completed.
     await release1.stop();

@@ -46,7 +46,12 @@ export function createActivityDeps(config: Config, client: Client, metrics?: Wor
     // On the main task queue, like the budget ledger: the record is a workflow the import's worker runs.
     jobRecord: new TemporalJobRecordGate({ client, taskQueue: config.temporal.taskQueue, settings: config.jobRecord }),
     // One sweep of the tenant's processing jobs per interval, shared by every worker process.
-    sweepBoard: new TemporalSweepBoard({ client, taskQueue: config.temporal.taskQueue, tenant: config.tenant }),
+    sweepBoard: new TemporalSweepBoard({
+      client,
+      taskQueue: config.temporal.taskQueue,
+      tenant: config.tenant,
+      releaseCheckMs: config.jobRecord.releaseCheckMs,
+    }),
     settings: {
       maxFileBytes: config.maxFileBytes,
       maxPartBytes: config.maxPartBytes,

@@ -69,6 +69,11 @@ export interface SweepBoardInput {
   tenant: string;
   view?: SweepBoardView;
   maxHistoryEvents?: number;
+  /**
+   * On a Worker Deployment, how often an idle board looks for a new current
+   * release (IMPORT_RECORD_RELEASE_CHECK, as job records do); unset: never.
+   */
+  releaseCheckMs?: number;
 }
 
 /** A run continues as new past this many history events (a sweep costs about ten). */
