@@ -57,10 +57,5 @@ export async function sweepBoard(input: SweepBoardInput): Promise<never> {
     await condition(runIsOver);
   }
   await condition(allHandlersFinished);
-  return continueAsNewOnCurrentVersion<typeof sweepBoard>({
-    tenant: input.tenant,
-    view,
-    maxHistoryEvents,
-    ...(input.releaseCheckMs !== undefined ? { releaseCheckMs: input.releaseCheckMs } : {}),
-  });
+  return continueAsNewOnCurrentVersion<typeof sweepBoard>({ ...input, view, maxHistoryEvents });
 }
