@@ -7,7 +7,7 @@
  */
 import type { EntityType, FieldMapping, MappingObjectType } from '../../workflows/contracts/import-input.js';
 import { labelKey, REQUIRED_FIELDS, type RequiredField } from '../csv/required-labels.js';
-import type { PlainRow } from './plain-row.js';
+import type { ByteRow } from './byte-row.js';
 import { type CheckedDataType, isCheckedDataType, isOfType } from './value-types.js';
 
 /** The import's settings the rows are checked against. */
@@ -88,7 +88,7 @@ export function rowProblem(rules: RowRules, fields: readonly string[]): string |
  * the rules read, no other field decoded. A row with a problem is described
  * by rowProblem itself, so the reason is word for word the same.
  */
-export function plainRowProblem(rules: RowRules, row: PlainRow): string | undefined {
+export function byteRowProblem(rules: RowRules, row: ByteRow): string | undefined {
   if (row.fieldCount() !== rules.header.length) return rowProblem(rules, row.fields);
   for (const column of rules.required) {
     if (row.isBlank(column)) return rowProblem(rules, row.fields);

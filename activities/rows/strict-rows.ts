@@ -17,8 +17,9 @@
  * and byte offsets are what csv-parse gives for the same bytes (tested
  * against it).
  */
+
+import { ByteRow } from './byte-row.js';
 import type { Dialect } from './dialect.js';
-import { PlainRow } from './plain-row.js';
 import type { SourceRow } from './row-parser.js';
 import { latin1ToWindows1252 } from './windows-1252.js';
 
@@ -56,8 +57,10 @@ export class StrictRows {
   // What `row()` read: the fields (undefined for an empty line, which csv-parse skips) and the canonical line.
   private fields: string[] | undefined;
   private line: string | Uint8Array | undefined;
-  /** Set instead of `fields` for a row of a UTF-8, comma file without quotes: its content's end. */
+  /** Set instead of `fields` for a row that already is its canonical line: its content's end, and whether it has quotes. */
   private plainEnd = -1;
+  private plainQuoted = false;
+  private readonly walked = new WalkedFields();
   // A walked single-byte line's text, from its first byte up to its LF (decodeLine); none for UTF-8.
   private lineText = '';
   private lineStart = 0;
@@ -121,7 +124,7 @@ export class StrictRows {
         break;
       }
       if (this.plainEnd >= 0) {
-        rows.push(new PlainRow(this.nextRow++, this.carryStart + end, data, pos, this.plainEnd));
+        rows.push(new ByteRow(this.nextRow++, this.carryStart + end, data, pos, this.plainEnd, this.plainQuoted));
         this.plainEnd = -1;
         lastEnd = end;
       } else if (this.fields !== undefined) {
@@ -161,8 +164,10 @@ export class StrictRows {
         this.fields = undefined;
         return Math.min(lf + 1, data.length);
       }
-      if (this.plainIsCanonical) this.plainEnd = contentEnd;
-      else this.plainRow(data, start, contentEnd);
+      if (this.plainIsCanonical) {
+        this.plainEnd = contentEnd;
+        this.plainQuoted = false;
+      } else this.plainRow(data, start, contentEnd);
       return Math.min(lf + 1, data.length);
     }
     return this.walk(data, start, final);
@@ -209,14 +214,13 @@ export class StrictRows {
 
   /** A row with quotes (or a CR, or at the file's end), field by field. */
   private walk(data: Buffer, start: number, final: boolean): number {
-    const fields: string[] = [];
+    const fields = this.walked;
     const length = data.length;
-    // Which fields need quotes in the canonical line (none: undefined); with every quoted field
-    // among them, a UTF-8 comma row's own bytes are its canonical line.
-    let needs: boolean[] | undefined;
+    // With every quoted field needing its quotes, a UTF-8 comma row's own bytes are its canonical line.
     let ownBytes = this.plainIsCanonical;
+    let quoted = false;
+    fields.count = 0;
     let p = start;
-    this.decodeLine(data, start);
     for (;;) {
       let end: number;
       if (p < length && data[p] === QUOTE) {
@@ -233,10 +237,10 @@ export class StrictRows {
           break;
         }
         if (close + 1 >= length && !final) return INCOMPLETE;
-        const value = this.fieldText(data, p + 1, close);
-        fields.push(escaped ? value.replaceAll('""', '"') : value);
-        if (escaped || needsQuotes(data, p + 1, close)) needs = marked(needs, fields.length - 1);
-        else ownBytes = false;
+        const needs = escaped || needsQuotes(data, p + 1, close);
+        if (!needs) ownBytes = false;
+        quoted = true;
+        fields.add(p + 1, close, escaped, needs);
         end = close + 1;
         if (end < length && data[end] !== this.delimiter && data[end] !== LF && data[end] !== CR) {
           return this.stop('text after a closing quote');
@@ -253,8 +257,7 @@ export class StrictRows {
         }
         if (end >= length && !final) return INCOMPLETE;
         if (end < length && data[end] === QUOTE) return this.stop('a quote inside an unquoted field');
-        fields.push(this.fieldText(data, p, end));
-        if (comma) needs = marked(needs, fields.length - 1);
+        fields.add(p, end, false, comma);
       }
       let rowEnd: number;
       if (end >= length) rowEnd = end;
@@ -267,25 +270,67 @@ export class StrictRows {
         p = end + 1; // past the delimiter
         continue;
       }
-      this.fields = fields;
-      this.line = ownBytes ? data.subarray(start, end) : canonicalText(fields, needs);
+      if (ownBytes) {
+        this.plainEnd = end;
+        this.plainQuoted = quoted;
+      } else {
+        this.decode(data, start);
+      }
       return rowEnd;
     }
   }
+
+  /** The walked row's fields as text, and its canonical line. */
+  private decode(data: Buffer, start: number): void {
+    const walked = this.walked;
+    this.decodeLine(data, start);
+    const fields: string[] = [];
+    for (let i = 0; i < walked.count; i++) {
+      const value = this.fieldText(data, walked.starts[i]!, walked.ends[i]!);
+      fields.push(walked.escaped[i] === 1 ? value.replaceAll('""', '"') : value);
+    }
+    this.fields = fields;
+    this.line = canonicalText(fields, walked);
+  }
 }
 
-function marked(needs: boolean[] | undefined, field: number): boolean[] {
-  const marks = needs ?? [];
-  marks[field] = true;
-  return marks;
+/** Where each field of the row being walked lies, and what it holds; reused row after row. */
+class WalkedFields {
+  count = 0;
+  starts = new Int32Array(64);
+  ends = new Int32Array(64);
+  escaped = new Uint8Array(64);
+  /** Whether the field needs quotes in the canonical line: it holds a comma, a quote or a line break. */
+  needs = new Uint8Array(64);
+
+  add(start: number, end: number, escaped: boolean, needs: boolean): void {
+    if (this.count === this.starts.length) this.widen();
+    const i = this.count++;
+    this.starts[i] = start;
+    this.ends[i] = end;
+    this.escaped[i] = escaped ? 1 : 0;
+    this.needs[i] = needs ? 1 : 0;
+  }
+
+  private widen(): void {
+    const size = this.starts.length * 2;
+    const grown = <T extends Int32Array | Uint8Array>(old: T, into: T): T => {
+      into.set(old);
+      return into;
+    };
+    this.starts = grown(this.starts, new Int32Array(size));
+    this.ends = grown(this.ends, new Int32Array(size));
+    this.escaped = grown(this.escaped, new Uint8Array(size));
+    this.needs = grown(this.needs, new Uint8Array(size));
+  }
 }
 
-/** The canonical line of a walked row, quoting the fields marked as needing it. */
-function canonicalText(fields: string[], needs: boolean[] | undefined): string {
+/** The canonical line of a walked row, quoting the fields that need it. */
+function canonicalText(fields: string[], walked: WalkedFields): string {
   // A lone empty field would be an empty line, which readers skip: quoted, the row survives.
   if (fields.length === 1 && fields[0] === '') return '""\r\n';
-  if (needs === undefined) return `${fields.join(',')}\r\n`;
-  return `${fields.map((f, i) => (needs[i] ? `"${f.replaceAll('"', '""')}"` : f)).join(',')}\r\n`;
+  const quote = (f: string, i: number) => (walked.needs[i] === 1 ? `"${f.replaceAll('"', '""')}"` : f);
+  return `${fields.map(quote).join(',')}\r\n`;
 }
 
 /** Whether a quoted field's bytes (no doubled quotes in them) hold a comma, CR or LF, so its quotes must stay. */
