@@ -19,9 +19,10 @@ import type { PlanRowsInput, PlanRowsResult } from '../../workflows/contracts/ac
 import type { RowCounts } from '../../workflows/contracts/import-workflow.js';
 import { failure } from '../failures.js';
 import { HEARTBEAT_PULSE_MS, withHeartbeatPulse } from '../heartbeat-pulse.js';
-import { describeDialect, planRows, planVerdict, type RowPlan, RowStageError } from '../rows/index.js';
+import { describeDialect, planVerdict, type RowPlan, RowStageError } from '../rows/index.js';
 import { SourceObjectChanged, SourceObjectMissing, s3Url } from '../s3/errors.js';
 import type { S3Source } from '../s3/source.js';
+import { planObject } from './plan-object.js';
 import { type ReportLocation, rejectsReportLocation } from './rejects-location.js';
 
 /** The service's limit on one job's file: 5 GB, decimal. */
@@ -67,13 +68,13 @@ export function makePlanRows(deps: PlanRowsDeps) {
 async function readPlan(deps: PlanRowsDeps, input: PlanRowsInput, reportPath: string | undefined): Promise<RowPlan> {
   const signal = Context.current().cancellationSignal;
   try {
-    const source = await deps.s3.read(input.bucket, input.key, { etag: input.etag, signal });
-    return await planRows(source, {
+    const options = {
       dialect: input.dialect,
       checks: { entityType: input.entityType, fieldMappings: input.fieldMappings },
       maxPartBytes: deps.maxPartBytes,
       rejects: reportPath === undefined ? undefined : createWriteStream(reportPath),
-    });
+    };
+    return await planObject(deps.s3, input, options, signal);
   } catch (err) {
     if (signal.aborted) throw signal.reason;
     throw readFailure(s3Url(input.bucket, input.key), err);

@@ -28,6 +28,17 @@ export interface PlanOptions {
   maxRowBytes?: number;
   /** Receives the rejects report; ended when the pass ends, empty when no row is refused. */
   rejects?: Writable;
+  /**
+   * Opens the source again from its start. Given, a file already in the
+   * service's form is first read without cutting its canonical parts (the
+   * costlier half of the pass), as it will go as it is; the first row that
+   * rules that out (refused, or not strict RFC 4180), or a size over a part,
+   * makes the pass start over from here and cut. A file that goes as it is
+   * is read once; one that does not, up to that row twice.
+   */
+  reopen?: () => Promise<Readable>;
+  /** The source's size, when known: a file over a part cannot go as it is, and is cut from the start. */
+  sourceBytes?: number;
   /** Called after each batch of rows (one chunk read): for heartbeats. Cancel the pass by destroying the source. */
   onProgress?: (progress: PlanProgress) => void;
 }
@@ -44,19 +55,20 @@ function headerOf(row: SourceRow | undefined): SourceRow {
   return row;
 }
 
-/** The pass over the data rows: each is judged, then cut into a part or reported. */
+/** The pass over the data rows: each is judged, then cut into a part (unless the pass only watches) or reported. */
 class Planner {
   readonly limits: RowLimits;
-  readonly cutter: PartCutter;
+  readonly cutter: PartCutter | undefined;
   rowsRejected = 0;
   lastRow = 1;
   private rowStart: number;
 
-  constructor(header: SourceRow, options: PlanOptions) {
+  /** `cut`: write each sent row into its part; a pass that only watches for a file sendable as it is does not. */
+  constructor(header: SourceRow, options: PlanOptions, cut: boolean) {
     const headerLine = canonicalLine(header.fields);
     const rules = rowRules(header.fields, options.checks);
     this.limits = { rules, maxPartBytes: options.maxPartBytes, headerBytes: Buffer.byteLength(headerLine) };
-    this.cutter = new PartCutter(headerLine, options.maxPartBytes);
+    this.cutter = cut ? new PartCutter(headerLine, options.maxPartBytes) : undefined;
     this.rowStart = header.end;
   }
 
@@ -65,10 +77,10 @@ class Planner {
     const start = this.rowStart;
     this.rowStart = row.end;
     this.lastRow = row.row;
-    this.cutter.read(row.row, start);
+    this.cutter?.read(row.row, start);
     const verdict = rowVerdict(this.limits, row);
     if ('line' in verdict) {
-      this.cutter.send(row.row, start, verdict.line, verdict.bytes);
+      this.cutter?.send(row.row, start, verdict.line, verdict.bytes);
       return undefined;
     }
     this.rowsRejected++;
@@ -86,7 +98,7 @@ class Planner {
       rowsRead,
       rowsSent: rowsRead - this.rowsRejected,
       rowsRejected: this.rowsRejected,
-      parts: this.cutter.finish(this.lastRow),
+      parts: this.cutter?.finish(this.lastRow) ?? [],
     };
   }
 }
@@ -96,6 +108,14 @@ function checkLimit(name: string, value: number): void {
     throw new RangeError(`${name} must be a positive whole number of bytes, got ${value}`);
   }
 }
+
+/**
+ * How a pass reads: `watch` only watches for a file that can go as it is
+ * (nothing cut, nothing reported) and gives up at the first sign it cannot;
+ * `cut` cuts the canonical parts and reports refused rows, with the tap
+ * (`tapped`) when the file may still go as it is.
+ */
+type PassMode = 'watch' | 'cut-tapped' | 'cut';
 
 export async function planRows(source: Readable, options: PlanOptions): Promise<RowPlan> {
   const maxRowBytes = options.maxRowBytes ?? DEFAULT_MAX_ROW_BYTES;
@@ -109,34 +129,75 @@ export async function planRows(source: Readable, options: PlanOptions): Promise<
     report.abort();
     throw err;
   }
-  const tap = isCanonicalDialect(options.dialect) ? new OriginalTap() : undefined;
+  try {
+    const canonical = isCanonicalDialect(options.dialect);
+    if (!canonical) return await pass(source, options, maxRowBytes, report, 'cut');
+    const mayGoAsItIs = (options.sourceBytes ?? 0) <= options.maxPartBytes;
+    if (!options.reopen || !mayGoAsItIs) return await pass(source, options, maxRowBytes, report, 'cut-tapped');
+    const asItIs = await pass(source, options, maxRowBytes, report, 'watch');
+    if (asItIs) return asItIs;
+    // The file cannot go as it is after all: read it again, cutting its parts. Nothing was reported yet.
+    return await pass(await options.reopen(), options, maxRowBytes, report, 'cut');
+  } catch (err) {
+    report.abort();
+    throw err;
+  }
+}
+
+/** One pass over the source; a watching pass gives undefined as soon as the file cannot go as it is. */
+function pass(
+  source: Readable,
+  options: PlanOptions,
+  maxRowBytes: number,
+  report: RejectsReport,
+  mode: 'watch',
+): Promise<RowPlan | undefined>;
+function pass(
+  source: Readable,
+  options: PlanOptions,
+  maxRowBytes: number,
+  report: RejectsReport,
+  mode: 'cut' | 'cut-tapped',
+): Promise<RowPlan>;
+async function pass(
+  source: Readable,
+  options: PlanOptions,
+  maxRowBytes: number,
+  report: RejectsReport,
+  mode: PassMode,
+): Promise<RowPlan | undefined> {
+  const watching = mode === 'watch';
+  const tap = mode === 'cut' ? undefined : new OriginalTap();
   const from = { startByte: 0, firstRow: 1, maxRowBytes };
   const batches = sourceRows(source, options.dialect, from, tap?.stream(), (reason) => {
     if (tap) tap.notStrict ??= reason;
   });
+  const cannotGoAsItIs = () => tap!.notStrict !== undefined || tap!.bytes > options.maxPartBytes;
   let planner: Planner | undefined;
   try {
     for await (const batch of batches) {
       for (const row of batch) {
+        if (watching && tap!.notStrict !== undefined) return undefined;
         if (!planner) {
           const header = headerOf(row);
           report.setLabels(header.fields);
-          planner = new Planner(header, options);
+          planner = new Planner(header, options, !watching);
           continue;
         }
         const refused = planner.take(row);
-        if (refused !== undefined) await report.add(row.row, refused, row.fields);
+        if (refused === undefined) continue;
+        if (watching) return undefined;
+        await report.add(row.row, refused, row.fields);
       }
+      if (watching && cannotGoAsItIs()) return undefined;
       options.onProgress?.({ rowsRead: Math.max(0, batch.at(-1)!.row - 1), bytesRead: batch.at(-1)!.end });
     }
-    planner ??= new Planner(headerOf(undefined), options);
+    planner ??= new Planner(headerOf(undefined), options, !watching);
+    if (watching && cannotGoAsItIs()) return undefined;
     await report.close();
     const plan = planner.plan(options, maxRowBytes);
-    const sendable = tap && tap.notStrict === undefined && plan.rowsRejected === 0 && tap.bytes <= options.maxPartBytes;
+    const sendable = tap && !cannotGoAsItIs() && plan.rowsRejected === 0;
     return sendable ? asOriginal(plan, tap) : plan;
-  } catch (err) {
-    report.abort();
-    throw err;
   } finally {
     await batches.return(undefined);
   }
@@ -144,12 +205,11 @@ export async function planRows(source: Readable, options: PlanOptions): Promise<
 
 /** The plan of a file sent as it is: one part, the whole object. */
 function asOriginal(plan: RowPlan, tap: OriginalTap): RowPlan {
-  if (plan.parts.length === 0) return { ...plan, body: 'original' };
-  const last = plan.parts[plan.parts.length - 1]!;
+  if (plan.rowsSent === 0) return { ...plan, body: 'original', parts: [] };
   const whole: PartPlan = {
     number: 1,
     firstRow: 2,
-    lastRow: last.lastRow,
+    lastRow: plan.rowsRead + 1,
     rowsSent: plan.rowsSent,
     startByte: 0,
     bytes: tap.bytes,

@@ -170,6 +170,11 @@ export class S3Source {
    * with RangeNotHonoured before a byte of it is read.
    */
   async read(bucket: string, key: string, options: RangeRead): Promise<Readable> {
+    return (await this.readSized(bucket, key, options)).body;
+  }
+
+  /** `read`, with the size of what it reads as S3 gave it (Content-Length), when it did. */
+  async readSized(bucket: string, key: string, options: RangeRead): Promise<{ body: Readable; sizeBytes?: number }> {
     const out = await this.get(bucket, key, options);
     const body = out.Body as Readable;
     if (options.start !== undefined || options.end !== undefined) {
@@ -189,7 +194,7 @@ export class S3Source {
         body.once('close', () => signal.removeEventListener('abort', destroy));
       }
     }
-    return body;
+    return { body, sizeBytes: out.ContentLength };
   }
 
   /** Whether an object is at `key` (a report written by an earlier attempt). */

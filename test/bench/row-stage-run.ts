@@ -1,6 +1,6 @@
 /**
  * Benchmark child (d): an import's two passes over the links, as a worker
- * runs them: the planning pass (planRows over one pinned S3 read: every row
+ * runs them: the planning pass (planObject, as the activity reads: every row
  * checked, nothing sent), then uploadData. A file the plan sends as it is
  * goes through the byte path (ranged reads, `auto` by default); any other
  * has its canonical body regenerated from the plan. Each pass's wall and CPU
@@ -8,7 +8,8 @@
  * kind on a small object.
  */
 
-import { type DeclaredEncoding, detectDialect, planRows, type RowPlan } from '../../activities/rows/index.js';
+import { planObject } from '../../activities/check-rows/plan-object.js';
+import { type DeclaredEncoding, detectDialect, type RowPlan } from '../../activities/rows/index.js';
 import { createS3Client } from '../../activities/s3/client.js';
 import { S3Source } from '../../activities/s3/source.js';
 import { type BenchObject, readTarget, report, timed } from './bench-env.js';
@@ -30,8 +31,8 @@ async function plan(object: BenchObject): Promise<RowPlan> {
   const end = Math.min(SAMPLE_BYTES, object.sizeBytes) - 1;
   for await (const chunk of await s3.read(t.bucket, object.key, { etag: object.etag, end })) sample.push(chunk);
   const dialect = detectDialect(Buffer.concat(sample), { encoding, complete: end + 1 === object.sizeBytes });
-  const source = await s3.read(t.bucket, object.key, { etag: object.etag });
-  return planRows(source, { dialect, checks: { entityType: 'Account' }, maxPartBytes: MAX_PART_BYTES });
+  const options = { dialect, checks: { entityType: 'Account' as const }, maxPartBytes: MAX_PART_BYTES };
+  return planObject(s3, { bucket: t.bucket, key: object.key, etag: object.etag }, options);
 }
 
 async function upload(object: BenchObject, rowPlan: RowPlan, jobId: string) {

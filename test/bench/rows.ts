@@ -95,7 +95,11 @@ async function runStage(
   const dialect = detectDialect(sample, { encoding });
   let plan: RowPlan | undefined;
   const planM = await measure(async () => {
-    plan = await planRows(await open(0), { dialect, checks: { entityType: 'Account' }, maxPartBytes });
+    // As the activity plans: able to read the file again, and knowing its size.
+    const reopen = () => open(0);
+    const sourceBytes = (await stat(path)).size;
+    const options = { dialect, checks: { entityType: 'Account' as const }, maxPartBytes, reopen, sourceBytes };
+    plan = await planRows(await open(0), options);
   });
   const bodyM = await measure(async () => {
     if (plan!.body === 'original') return;

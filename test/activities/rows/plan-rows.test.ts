@@ -24,7 +24,12 @@ afterAll(() => files.remove());
 
 async function planOf(
   bytes: Uint8Array | string,
-  options: { checks?: RowChecks; maxPartBytes?: number; encoding?: 'windows-1252' | 'latin1' } = {},
+  options: {
+    checks?: RowChecks;
+    maxPartBytes?: number;
+    encoding?: 'windows-1252' | 'latin1';
+    sourceBytes?: number;
+  } = {},
 ) {
   const file = await files.write(bytes);
   const sample = Buffer.from(bytes).subarray(0, 64 * 1024);
@@ -32,12 +37,13 @@ async function planOf(
     complete: sample.length === Buffer.from(bytes).length,
     encoding: options.encoding,
   });
-  const { plan, rejects } = await planFile(file, {
+  const { plan, rejects, opens } = await planFile(file, {
     dialect,
     checks: options.checks ?? ACCOUNTS,
     maxPartBytes: options.maxPartBytes ?? BIG,
+    sourceBytes: options.sourceBytes,
   });
-  return { file, plan, rejects };
+  return { file, plan, rejects, opens };
 }
 
 async function bodies(plan: Awaited<ReturnType<typeof planOf>>['plan'], file: SourceFile): Promise<string[]> {
@@ -71,6 +77,26 @@ describe('a file already in the form the service takes', () => {
     expect(rejects).toBe(
       'Source Row,Reason,Account Name,Account Domain\r\n3,"""Account Name"" is empty",,nameless.com\r\n',
     );
+  });
+
+  it('is read once when it goes as it is, and again from its start once a row rules that out', async () => {
+    const rows = Array.from({ length: 200 }, (_, i) => `Acme ${i},"acme${i}.com, Inc."\n`).join('');
+    const header = 'Account Name,Account Domain\n';
+    expect((await planOf(header + rows)).opens).toBe(1);
+    // Rewritten: a stray quote late in the file, then a refused row late in it.
+    const stray = await planOf(`${header}${rows}Initech,say "hi"\n`);
+    expect({ body: stray.plan.body, opens: stray.opens }).toEqual({ body: 'canonical', opens: 2 });
+    const refused = await planOf(`${header}${rows},nameless.com\n`);
+    expect({ body: refused.plan.body, opens: refused.opens }).toEqual({ body: 'canonical', opens: 2 });
+  });
+
+  it('is cut from the first row, read once, when its size says it is over a part', async () => {
+    const csv = `Account Name,Account Domain\n${'Acme,acme.com\n'.repeat(100)}`;
+    const sized = await planOf(csv, { maxPartBytes: 500, sourceBytes: Buffer.byteLength(csv) });
+    expect({ parts: sized.plan.parts.length, opens: sized.opens }).toEqual({ parts: 4, opens: 1 });
+    // Without its size, the pass finds out at a part's worth of bytes and starts over.
+    const unsized = await planOf(csv, { maxPartBytes: 500 });
+    expect({ plan: unsized.plan, opens: unsized.opens }).toEqual({ plan: sized.plan, opens: 2 });
   });
 });
 

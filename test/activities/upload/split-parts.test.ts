@@ -6,8 +6,11 @@
  * (the regenerated part is checked against its planned size and sha256 before
  * its last bytes leave).
  */
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { detectDialect, planRows, type RowPlan } from '../../../activities/rows/index.js';
+import { planObject } from '../../../activities/check-rows/plan-object.js';
+import { detectDialect, type RowPlan } from '../../../activities/rows/index.js';
+import { SourceObjectChanged } from '../../../activities/s3/errors.js';
 import { S3Source } from '../../../activities/s3/source.js';
 import { s3ClientFor } from '../../../worker/demo/local-s3.js';
 import type { UploadDataInput } from '../../../workflows/contracts/activities.js';
@@ -44,11 +47,8 @@ const MAX_PART_BYTES = 10_000;
 /** The plan planRows records for the object as it is now. */
 async function planOf(key: string, bytes: Buffer): Promise<RowPlan> {
   const etag = await etagOf(world, key);
-  return planRows(await world.source.read(BUCKET, key, { etag }), {
-    dialect: detectDialect(bytes),
-    checks: { entityType: 'Account' },
-    maxPartBytes: MAX_PART_BYTES,
-  });
+  const options = { dialect: detectDialect(bytes), checks: { entityType: 'Account' as const } };
+  return planObject(world.source, { bucket: BUCKET, key, etag }, { ...options, maxPartBytes: MAX_PART_BYTES });
 }
 
 /** The input of part `n`'s upload to a fresh job. */
@@ -105,6 +105,26 @@ describe('uploadData of one part of a split file', () => {
     } finally {
       proxy.ignoreIfMatch = false;
     }
+  });
+
+  it('a file replaced before the pass reads it again (a late refused row) is SourceChanged, never planned', async () => {
+    const key = 'replaced-between-reads.csv';
+    const bytes = Buffer.concat([csvBytes(3_000), Buffer.from(',nameless.example\n')]);
+    await world.put(key, bytes);
+    const etag = await etagOf(world, key);
+    // The first read sees the old file to its refused last row; the file is replaced before the second.
+    let reads = 0;
+    const replacing = new (class extends S3Source {
+      override async read(...args: Parameters<S3Source['read']>) {
+        if (++reads === 1) await world.put(key, Buffer.from(bytes.toString('latin1').replaceAll('Company', 'Cumpany')));
+        return super.read(...args);
+      }
+    })(world.s3.client);
+    const options = { dialect: detectDialect(bytes), checks: { entityType: 'Account' as const }, maxPartBytes: 1e9 };
+    await expect(planObject(replacing, { bucket: BUCKET, key, etag }, options)).rejects.toBeInstanceOf(
+      SourceObjectChanged,
+    );
+    expect(reads).toBe(1);
   });
 
   it('refuses an input whose part the plan does not hold, sending nothing', async () => {

@@ -1,11 +1,12 @@
 /**
  * Benchmark child of bench:split: an import of one generated object as a
- * worker runs it, the planning pass (planRows over one pinned S3 read), then
+ * worker runs it, the planning pass (planObject, as the activity reads), then
  * each part's upload (uploadData regenerating that part's body from the plan)
  * into a job of its own. Prints the plan's parts and each pass's wall and CPU
  * seconds, and the RSS growth over the whole run.
  */
-import { detectDialect, planRows, type RowPlan } from '../../../activities/rows/index.js';
+import { planObject } from '../../../activities/check-rows/plan-object.js';
+import { detectDialect, type RowPlan } from '../../../activities/rows/index.js';
 import { createS3Client } from '../../../activities/s3/client.js';
 import { S3Source } from '../../../activities/s3/source.js';
 import { readTarget, report, timed } from '../bench-env.js';
@@ -25,8 +26,7 @@ const uploader = createBenchUploader(t);
 async function plan(): Promise<RowPlan> {
   const sample = await s3.firstBytes(t.bucket, t.key, { etag: t.etag, bytes: SAMPLE_BYTES });
   const dialect = detectDialect(Buffer.from(sample), { complete: sample.length === t.sizeBytes });
-  const source = await s3.read(t.bucket, t.key, { etag: t.etag });
-  return planRows(source, { dialect, checks: { entityType: 'Account' }, maxPartBytes });
+  return planObject(s3, t, { dialect, checks: { entityType: 'Account' }, maxPartBytes });
 }
 
 const rss = sampleRss();
