@@ -329,8 +329,14 @@ class WalkedFields {
 function canonicalText(fields: string[], walked: WalkedFields): string {
   // A lone empty field would be an empty line, which readers skip: quoted, the row survives.
   if (fields.length === 1 && fields[0] === '') return '""\r\n';
-  const quote = (f: string, i: number) => (walked.needs[i] === 1 ? `"${f.replaceAll('"', '""')}"` : f);
-  return `${fields.map(quote).join(',')}\r\n`;
+  // A loop, not a map with a closure: this runs for every walked row.
+  let line = '';
+  for (let i = 0; i < fields.length; i++) {
+    const field = fields[i]!;
+    if (i > 0) line += ',';
+    line += walked.needs[i] === 1 ? `"${field.replaceAll('"', '""')}"` : field;
+  }
+  return `${line}\r\n`;
 }
 
 /** Whether a quoted field's bytes (no doubled quotes in them) hold a comma, CR or LF, so its quotes must stay. */
