@@ -1,10 +1,11 @@
 /**
- * The planning pass: reads the whole source once, sends nothing. It checks
- * every row, writes the refused ones to the rejects report, and cuts the
+ * The planning pass: reads the whole source, sends nothing. It checks every
+ * row, writes the refused ones to the rejects report, and cuts the
  * canonical body into parts of at most `maxPartBytes` at row boundaries:
  * a part takes rows while they fit, so the cut depends on the file and the
- * settings alone. The result is the durable plan every part's body is
- * regenerated from.
+ * settings alone. A file that can go as it is needs no parts: it is only
+ * watched, and read again to be cut if it turns out it cannot (`reopen`).
+ * The result is the durable plan every part's body is regenerated from.
  */
 import type { Readable, Writable } from 'node:stream';
 import { canonicalLine } from './canonical-csv.js';
