@@ -7,6 +7,7 @@
  * many fields it has, whether a column is blank, one column's text. Its
  * `fields` are decoded only when asked (a refused row, the rejects report).
  */
+import { FieldBounds } from './field-bounds.js';
 import type { LineBytes } from './line-blocks.js';
 import type { SourceRow } from './row-parser.js';
 
@@ -21,23 +22,10 @@ function asciiSpace(byte: number): boolean {
 /**
  * The fields of the row scanned last, shared by every row: a row's checks
  * run one after another, right after it is read, so one scan serves them
- * all without arrays per row. A field is its content's range (a quoted one's
- * without its quotes) and whether it holds doubled quotes.
+ * all.
  */
-let starts = new Int32Array(64);
-let ends = new Int32Array(64);
-let doubled = new Uint8Array(64);
+const bounds = new FieldBounds();
 let scanned: ByteRow | undefined;
-let fieldsScanned = 0;
-
-function widen(): void {
-  const size = starts.length * 2;
-  const [s, e, d] = [new Int32Array(size), new Int32Array(size), new Uint8Array(size)];
-  s.set(starts);
-  e.set(ends);
-  d.set(doubled);
-  [starts, ends, doubled] = [s, e, d];
-}
 
 /** Rows up to this long are copied byte by byte: cheaper than a native copy's call for most rows. */
 const SHORT_ROW = 128;
@@ -75,20 +63,20 @@ export class ByteRow implements SourceRow, LineBytes {
   get fields(): string[] {
     if (!this.quoted) return this.data.toString('utf8', this.start, this.contentEnd).split(',');
     this.scan();
-    return Array.from({ length: fieldsScanned }, (_, column) => this.field(column));
+    return Array.from({ length: bounds.count }, (_, column) => this.field(column));
   }
 
   fieldCount(): number {
     this.scan();
-    return fieldsScanned;
+    return bounds.count;
   }
 
   /** Whether column `column` (which exists) is empty once trimmed, as `fields[column].trim() === ''`. */
   isBlank(column: number): boolean {
     this.scan();
     const data = this.data;
-    const from = starts[column]!;
-    const to = ends[column]!;
+    const from = bounds.starts[column]!;
+    const to = bounds.ends[column]!;
     let ascii = true;
     for (let i = from; i < to; i++) {
       const byte = data[i]!;
@@ -102,42 +90,36 @@ export class ByteRow implements SourceRow, LineBytes {
   /** Column `column`'s text (the column exists). */
   field(column: number): string {
     this.scan();
-    const text = this.data.toString('utf8', starts[column], ends[column]);
-    return doubled[column] === 1 ? text.replaceAll('""', '"') : text;
+    const text = this.data.toString('utf8', bounds.starts[column], bounds.ends[column]);
+    return bounds.escaped[column] === 1 ? text.replaceAll('""', '"') : text;
   }
 
   /** Finds the row's fields, unless they are the ones found last. The reader checked the quoting. */
   private scan(): void {
     if (scanned === this) return;
     const { data, contentEnd } = this;
-    let count = 0;
+    bounds.count = 0;
     let p = this.start;
     for (;;) {
-      if (count === starts.length) widen();
       if (this.quoted && data[p] === QUOTE && p < contentEnd) {
         let close = p + 1;
-        let escaped = 0;
+        let escaped = false;
         for (;;) {
           close = data.indexOf(QUOTE, close);
           if (data[close + 1] !== QUOTE || close + 1 >= contentEnd) break;
-          escaped = 1;
+          escaped = true;
           close += 2;
         }
-        starts[count] = p + 1;
-        ends[count] = close;
-        doubled[count] = escaped;
+        bounds.add(p + 1, close, escaped, true);
         p = close + 1;
       } else {
-        starts[count] = p;
+        const from = p;
         while (p < contentEnd && data[p] !== COMMA) p++;
-        ends[count] = p;
-        doubled[count] = 0;
+        bounds.add(from, p, false, false);
       }
-      count++;
       if (p >= contentEnd) break;
       p++; // past the comma
     }
-    fieldsScanned = count;
     scanned = this;
   }
 }

@@ -20,6 +20,7 @@
 
 import { ByteRow } from './byte-row.js';
 import type { Dialect } from './dialect.js';
+import { FieldBounds } from './field-bounds.js';
 import type { SourceRow } from './row-parser.js';
 import { latin1ToWindows1252 } from './windows-1252.js';
 
@@ -60,7 +61,7 @@ export class StrictRows {
   /** Set instead of `fields` for a row that already is its canonical line: its content's end, and whether it has quotes. */
   private plainEnd = -1;
   private plainQuoted = false;
-  private readonly walked = new WalkedFields();
+  private readonly walked = new FieldBounds();
   // A walked single-byte line's text, from its first byte up to its LF (decodeLine); none for UTF-8.
   private lineText = '';
   private lineStart = 0;
@@ -294,39 +295,8 @@ export class StrictRows {
   }
 }
 
-/** Where each field of the row being walked lies, and what it holds; reused row after row. */
-class WalkedFields {
-  count = 0;
-  starts = new Int32Array(64);
-  ends = new Int32Array(64);
-  escaped = new Uint8Array(64);
-  /** Whether the field needs quotes in the canonical line: it holds a comma, a quote or a line break. */
-  needs = new Uint8Array(64);
-
-  add(start: number, end: number, escaped: boolean, needs: boolean): void {
-    if (this.count === this.starts.length) this.widen();
-    const i = this.count++;
-    this.starts[i] = start;
-    this.ends[i] = end;
-    this.escaped[i] = escaped ? 1 : 0;
-    this.needs[i] = needs ? 1 : 0;
-  }
-
-  private widen(): void {
-    const size = this.starts.length * 2;
-    const grown = <T extends Int32Array | Uint8Array>(old: T, into: T): T => {
-      into.set(old);
-      return into;
-    };
-    this.starts = grown(this.starts, new Int32Array(size));
-    this.ends = grown(this.ends, new Int32Array(size));
-    this.escaped = grown(this.escaped, new Uint8Array(size));
-    this.needs = grown(this.needs, new Uint8Array(size));
-  }
-}
-
 /** The canonical line of a walked row, quoting the fields that need it. */
-function canonicalText(fields: string[], walked: WalkedFields): string {
+function canonicalText(fields: string[], walked: FieldBounds): string {
   // A lone empty field would be an empty line, which readers skip: quoted, the row survives.
   if (fields.length === 1 && fields[0] === '') return '""\r\n';
   // A loop, not a map with a closure: this runs for every walked row.
