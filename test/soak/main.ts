@@ -123,14 +123,15 @@ interface PlannedObject {
 
 /**
  * The manual imports' files in turn: one split into several jobs (over the
- * part limit), one gzip, one `;`-delimited Windows-1252, then five already in
- * the service's form. The nightly's files are in the service's form.
+ * part limit), one gzip, one `;`-delimited Windows-1252, one in the service's
+ * form with a refused row (skipped), then four already in the service's form.
+ * The nightly's files are in the service's form.
  */
 const MANUAL_KINDS: (SoakFileKind | 'split')[] = [
   'split',
   'gzip',
   'semicolon-1252',
-  'plain',
+  'refused-row',
   'plain',
   'plain',
   'plain',

@@ -4,8 +4,9 @@
  * should accept names the object version (the simulator records accepted
  * bodies by sha256). Besides files already in the service's form (sent byte
  * for byte), the soak imports files the worker must rewrite: gzip, a
- * `;`-delimited Windows-1252 export, and files over the soak's small part
- * limit, split into several jobs. Their expected bodies are written here by
+ * `;`-delimited Windows-1252 export, files over the soak's small part
+ * limit, split into several jobs, and a file in the service's form with a
+ * row the service would refuse, imported with such rows skipped. Their expected bodies are written here by
  * the documented rules (canonical CSV, parts cut greedily at row boundaries),
  * not by the worker's own code.
  */
@@ -31,15 +32,18 @@ export interface SoakObject {
   bodies: SoakBody[];
   /** The encoding its import declares, when it is not UTF-8. */
   encoding?: 'windows-1252';
+  /** Its import skips refused rows (the default fails the import). */
+  skipsRejected?: true;
 }
 
 /** How a soak file is written. */
-export type SoakFileKind = 'plain' | 'gzip' | 'semicolon-1252';
+export type SoakFileKind = 'plain' | 'gzip' | 'semicolon-1252' | 'refused-row';
 
 export interface SoakFile {
   body: Buffer;
   bodies: SoakBody[];
   encoding?: 'windows-1252';
+  skipsRejected?: true;
 }
 
 /** The most one job receives in the soak (IMPORT_MAX_PART_BYTES): a larger body is split. */
@@ -104,6 +108,13 @@ export function soakFile(kind: SoakFileKind, tag: string, size: number): SoakFil
     const text = [LABELS, ...rows].map((r) => `${r.join(';')}\r\n`).join('');
     return { body: latin1(text), bodies: canonicalParts(rows), encoding: 'windows-1252' };
   }
+  if (kind === 'refused-row') {
+    // A nameless row two thirds in: the file is read up to it, then again and rewritten without it.
+    const at = Math.floor((rows.length * 2) / 3);
+    const all = [...rows.slice(0, at), ['', `nameless-${tag}.example.com`], ...rows.slice(at)];
+    const body = Buffer.from([LABELS, ...all].map((r) => `${r.join(',')}\n`).join(''));
+    return { body, bodies: canonicalParts(rows), skipsRejected: true };
+  }
   // Already the service's form: sent byte for byte while it fits one part, else rewritten and split.
   const body = Buffer.from([LABELS, ...rows].map((r) => `${r.join(',')}\n`).join(''));
   return { body, bodies: body.length <= SOAK_MAX_PART_BYTES ? [bodyOf(body)] : canonicalParts(rows) };
@@ -128,5 +139,6 @@ export async function putObject(
     name,
     bodies: file.bodies,
     ...(file.encoding ? { encoding: file.encoding } : {}),
+    ...(file.skipsRejected ? { skipsRejected: true } : {}),
   };
 }

@@ -56,6 +56,7 @@ export function createStarters(
         '--list-action',
         'insert',
         ...(object.encoding ? ['--encoding', object.encoding] : []),
+        ...(object.skipsRejected ? ['--on-rejected-rows', 'skip'] : []),
       ]),
     async viaClient(object) {
       for (let attempt = 1; attempt <= 4; attempt++) {
@@ -70,7 +71,14 @@ export function createStarters(
                 dataImportName: object.name,
                 entityType: 'Account',
                 listAction: 'insert',
-                ...(object.encoding ? { rows: { encoding: object.encoding } } : {}),
+                ...(object.encoding || object.skipsRejected
+                  ? {
+                      rows: {
+                        ...(object.encoding ? { encoding: object.encoding } : {}),
+                        ...(object.skipsRejected ? { onRejectedRows: 'skip' as const } : {}),
+                      },
+                    }
+                  : {}),
               },
             ],
           });
