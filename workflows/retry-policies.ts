@@ -30,8 +30,10 @@ export const SHORT_CALL_TIMEOUT_MS = 2 * 60 * 1000;
 const CREATE_JOB_TIMEOUT_MS = 10 * 60 * 1000;
 const CREATE_JOB_HEARTBEAT_MS = 2 * 60 * 1000;
 /**
- * The row check reads the whole file once (decompressing, checking every
- * row); it heartbeats as it reads, so a dead worker is noticed early.
+ * The row check reads the whole file (decompressing, checking every row),
+ * and a file that could have gone as it is again up to its first refused
+ * row: 2 x 5 GB at a pessimistic 1 MB/s is under 3 h. It heartbeats as it
+ * reads, so a dead worker is noticed early.
  */
 const PLAN_ROWS_TIMEOUT_MS = 6 * 60 * 60 * 1000;
 const PLAN_ROWS_HEARTBEAT_MS = 60 * 1000;
