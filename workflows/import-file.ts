@@ -4,8 +4,8 @@
  *
  * Steps: inspectSource -> planRows -> applyFieldMappings (when given) ->
  * createImportJob -> uploadData -> awaitJobCompletion, the last three once
- * per part of a file split at row boundaries (in order). planRows reads every
- * row once before any job exists: the rows the service would refuse go to a
+ * per part of a file split at row boundaries (in order). planRows checks
+ * every row before any job exists: the rows the service would refuse go to a
  * rejects report (and fail the import under `onRejectedRows: 'fail'`), and
  * its plan lets every upload attempt send exactly the same body. The long work happens inside
  * heartbeating activities, so a happy path is a fixed, small history (40
